@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs mhalearn's build and test dependencies from Debian packages.
+# Idempotent: installs only what is missing, so a second run does nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config
+  libeigen3-dev libboost-dev libgmp-dev libmpfr-dev
+  catch2 librapidcheck-dev nlohmann-json3-dev libcli11-dev librandom123-dev
+  libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds the release and sanitizer (ASan + UBSan)
+# configurations, and runs every unit and property test in both.
+# Property tests are deterministic; MHALEARN_PROPERTY_SCALE=20 runs them longer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/install-deps.sh
+jobs=$(nproc)
+
+for preset in release asan; do
+  echo "== build: $preset"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+done
+
+status=0
+for preset in release asan; do
+  echo "== test: $preset"
+  ctest --preset "$preset" -j "$jobs" || status=1
+done
+exit $status

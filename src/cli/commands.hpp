@@ -1,0 +1,18 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace mha::cli {
+
+// Each registers its subcommand on `app` and returns the function that runs it.
+using Runner = std::function<int()>;
+Runner add_generate(CLI::App& app);
+Runner add_check(CLI::App& app);
+Runner add_sample(CLI::App& app);
+Runner add_forward(CLI::App& app);
+Runner add_import(CLI::App& app);
+Runner add_demo(CLI::App& app);
+
+}  // namespace mha::cli

@@ -1,0 +1,29 @@
+// Shared plumbing of the subcommands: exit codes and one-line errors.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+namespace mha::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailedRun = 1;  // budget exhausted, a stage could not proceed
+constexpr int kExitBadInput = 2;   // bad usage or bad input
+
+inline int fail(const std::string& command, int code, const std::string& message) {
+  std::fprintf(stderr, "mhalearn %s: error: %s\n", command.c_str(), message.c_str());
+  return code;
+}
+
+inline int default_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+// Memory the sample and forward commands may allocate for X and Y together.
+constexpr double kMaxDatasetBytes = 8.0 * 1024 * 1024 * 1024;
+
+}  // namespace mha::cli

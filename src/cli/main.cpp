@@ -1,0 +1,45 @@
+// mhalearn: the command-line tool. Each subcommand lives in its own file.
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "version.hpp"
+
+#include <exception>
+#include <map>
+#include <string>
+
+int main(int argc, char** argv) {
+  using namespace mha::cli;
+  CLI::App app{"mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths"};
+  app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit + ")");
+  app.require_subcommand(1);
+  std::map<std::string, Runner> runners;
+  runners["generate"] = add_generate(app);
+  runners["check"] = add_check(app);
+  runners["sample"] = add_sample(app);
+  runners["forward"] = add_forward(app);
+  runners["import"] = add_import(app);
+  runners["demo"] = add_demo(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
+    std::fprintf(stderr, "mhalearn%s%s: error: %s (see --help)\n", command.empty() ? "" : " ", command.c_str(), e.what());
+    return kExitBadInput;
+  }
+  const std::string command = app.get_subcommands().front()->get_name();
+  try {
+    return runners.at(command)();
+  } catch (const std::bad_alloc&) {
+    return fail(command, kExitFailedRun, "out of memory");
+  } catch (const std::exception& e) {
+    // Library entry points validate their inputs; reaching here is a bug, but
+    // still one line and a non-zero exit rather than an abort.
+    return fail(command, kExitFailedRun, std::string("internal error: ") + e.what());
+  }
+}

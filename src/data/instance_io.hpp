@@ -1,0 +1,44 @@
+// Instance files: JSON with a format tag, a schema version, provenance and the
+// parameters. Doubles are written in the shortest form that reads back to the
+// same bits (nlohmann-json's dtoa), so files round-trip bit-exactly.
+//
+// {
+//   "format": "mhalearn.instance", "schema_version": 1,
+//   "d": 16, "k": 2, "m": 2, "inputs": "boolean",
+//   "heads": [ {"theta": [[...d numbers...] ×d], "w": [[...] ×d]}, ... ],
+//   "provenance": { "tool": "mhalearn", "version": ..., "git_commit": ..., "command": ..., "seed": ..., "options": {...} }
+// }
+#pragma once
+
+#include "model/layer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace mha {
+
+constexpr const char* kInstanceFormat = "mhalearn.instance";
+constexpr int kInstanceSchemaVersion = 1;
+
+struct InstanceReadResult {
+  bool ok = false;
+  std::string error;   // one line, starts with the file name
+  Instance instance;
+};
+
+nlohmann::json instance_to_json(const Instance& inst);
+// `name` is used in error messages only.
+InstanceReadResult instance_from_json_text(const std::string& text, const std::string& name);
+InstanceReadResult read_instance(const std::string& path);
+// Validates, then writes atomically. Returns "" or an error line.
+std::string write_instance(const std::string& path, const Instance& inst);
+
+// Provenance every output file carries: tool, version, commit, plus the
+// caller's command, seed and options.
+nlohmann::json make_provenance(const std::string& command, const nlohmann::json& options);
+
+// JSON text with a trailing newline, written atomically.
+std::string write_json_atomically(const std::string& path, const nlohmann::json& value);
+
+}  // namespace mha

@@ -1,0 +1,582 @@
+#include "data/npy.hpp"
+
+#include "data/atomic_file.hpp"
+
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace mha {
+
+static_assert(std::endian::native == std::endian::little,
+              "npy.cpp copies '<f8' data as native doubles: little-endian machines only");
+static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559, "IEEE double expected");
+
+const char* to_string(NpyDtype dtype) { return dtype == NpyDtype::int8 ? "int8" : "float64"; }
+
+namespace {
+
+constexpr std::string_view kMagic{"\x93NUMPY", 6};
+// Nesting limit of the header literal: a valid header nests two levels deep;
+// the limit only keeps hostile input from exhausting the stack.
+constexpr int kMaxDepth = 32;
+
+size_t itemsize(NpyDtype dtype) { return dtype == NpyDtype::int8 ? 1 : 8; }
+
+// Text from the file, made safe for a one-line message: non-printable bytes
+// become \xNN and long text is cut.
+std::string printable(std::string_view s, size_t max_len = 40) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (out.size() >= max_len) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// A Python literal, as far as .npy headers use it.
+
+struct PyValue {
+  enum class Kind { str, integer, real, boolean, none, tuple, list, dict };
+  Kind kind = Kind::none;
+  std::string text;              // str: the decoded string; integer/real: the source text
+  int64_t ival = 0;              // integer, when !too_big
+  bool too_big = false;          // integer does not fit in int64
+  bool bval = false;             // boolean
+  std::vector<PyValue> items;    // tuple/list elements; dict: key0, value0, key1, value1, ...
+};
+
+const char* kind_name(PyValue::Kind k) {
+  switch (k) {
+    case PyValue::Kind::str: return "a string";
+    case PyValue::Kind::integer: return "an integer";
+    case PyValue::Kind::real: return "a float";
+    case PyValue::Kind::boolean: return "a boolean";
+    case PyValue::Kind::none: return "None";
+    case PyValue::Kind::tuple: return "a tuple";
+    case PyValue::Kind::list: return "a list";
+    case PyValue::Kind::dict: return "a dict";
+  }
+  return "a value";
+}
+
+// Recursive descent over the header text. Every step advances `pos_` or
+// fails, and recursion depth is bounded, so it terminates on any input.
+class LiteralParser {
+ public:
+  explicit LiteralParser(std::string_view text) : t_(text) {}
+
+  // Parses one value followed only by whitespace.
+  bool parse_all(PyValue& out, std::string& error) {
+    skip_ws();
+    if (!value(out, 0)) {
+      error = error_;
+      return false;
+    }
+    skip_ws();
+    if (pos_ != t_.size()) {
+      error = "unexpected '" + printable(t_.substr(pos_, 10)) + "' after the header dict at offset " +
+              std::to_string(pos_);
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string_view t_;
+  size_t pos_ = 0;
+  std::string error_;
+
+  bool fail(const std::string& what) {
+    error_ = what + " at offset " + std::to_string(pos_);
+    return false;
+  }
+  bool at_end() const { return pos_ >= t_.size(); }
+  char peek() const { return at_end() ? '\0' : t_[pos_]; }
+  void skip_ws() {
+    while (!at_end() && (t_[pos_] == ' ' || t_[pos_] == '\t' || t_[pos_] == '\n' || t_[pos_] == '\r' ||
+                         t_[pos_] == '\f' || t_[pos_] == '\v'))
+      ++pos_;
+  }
+  bool starts_with(std::string_view w) const { return t_.substr(pos_).starts_with(w); }
+  bool is_ident_char(char c) const {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  }
+  bool keyword(std::string_view w) {
+    if (!starts_with(w)) return false;
+    const size_t end = pos_ + w.size();
+    if (end < t_.size() && is_ident_char(t_[end])) return false;
+    pos_ = end;
+    return true;
+  }
+
+  bool value(PyValue& out, int depth) {
+    if (depth > kMaxDepth) return fail("header nests too deeply");
+    skip_ws();
+    if (at_end()) return fail("header ends unexpectedly");
+    const char c = peek();
+    if (c == '\'' || c == '"') return string_value(out);
+    if (c == '{') return dict_value(out, depth);
+    if (c == '(') return tuple_value(out, depth);
+    if (c == '[') return sequence(out, ']', PyValue::Kind::list, depth);
+    if (c == '-' || c == '+' || (c >= '0' && c <= '9')) return number(out);
+    if (keyword("True")) return out.kind = PyValue::Kind::boolean, out.bval = true, true;
+    if (keyword("False")) return out.kind = PyValue::Kind::boolean, out.bval = false, true;
+    if (keyword("None")) return out.kind = PyValue::Kind::none, true;
+    return fail("unexpected '" + printable(t_.substr(pos_, 10)) + "'");
+  }
+
+  bool string_value(PyValue& out) {
+    const char quote = t_[pos_++];
+    out.kind = PyValue::Kind::str;
+    out.text.clear();
+    while (true) {
+      if (at_end()) return fail("unterminated string");
+      const char c = t_[pos_++];
+      if (c == quote) return true;
+      if (c == '\n') return fail("unterminated string");
+      if (c == '\\') {
+        if (at_end()) return fail("unterminated string");
+        const char e = t_[pos_++];
+        switch (e) {
+          case 'n': out.text += '\n'; break;
+          case 't': out.text += '\t'; break;
+          case 'r': out.text += '\r'; break;
+          case '0': out.text += '\0'; break;
+          default: out.text += e; break;  // \\, \', \" and anything else: the character itself
+        }
+      } else {
+        out.text += c;
+      }
+    }
+  }
+
+  bool number(PyValue& out) {
+    const size_t start = pos_;
+    bool negative = false;
+    if (peek() == '-' || peek() == '+') negative = t_[pos_++] == '-';
+    skip_ws();  // Python allows "- 3"
+    if (at_end() || peek() < '0' || peek() > '9') return fail("malformed number");
+    // Magnitude accumulated as unsigned; more digits than fit only set too_big.
+    uint64_t mag = 0;
+    bool big = false;
+    while (!at_end() && peek() >= '0' && peek() <= '9') {
+      const auto digit = static_cast<uint64_t>(peek() - '0');
+      if (mag > (std::numeric_limits<uint64_t>::max() - digit) / 10) big = true;
+      if (!big) mag = mag * 10 + digit;
+      ++pos_;
+    }
+    bool real = false;
+    while (!at_end() && (peek() == '.' || peek() == 'e' || peek() == 'E' ||
+                         (peek() >= '0' && peek() <= '9') ||
+                         ((peek() == '-' || peek() == '+') && (t_[pos_ - 1] == 'e' || t_[pos_ - 1] == 'E')))) {
+      real = true;
+      ++pos_;
+    }
+    if (!real && (peek() == 'L' || peek() == 'l')) ++pos_;  // Python 2 long, as old numpy wrote shapes
+    if (!at_end() && is_ident_char(peek())) return fail("malformed number");
+    out.text = std::string(t_.substr(start, pos_ - start));
+    if (real) {
+      out.kind = PyValue::Kind::real;
+      return true;
+    }
+    out.kind = PyValue::Kind::integer;
+    const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (big || mag > limit + (negative ? 1 : 0)) {
+      out.too_big = true;
+      out.ival = 0;
+    } else if (negative) {
+      out.ival = mag == limit + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(mag);
+    } else {
+      out.ival = static_cast<int64_t>(mag);
+    }
+    return true;
+  }
+
+  // "(" ")" is the empty tuple, "(v)" is v itself, "(v," or "(v, w" a tuple.
+  bool tuple_value(PyValue& out, int depth) {
+    const size_t open = pos_;
+    ++pos_;
+    skip_ws();
+    if (peek() == ')') {
+      ++pos_;
+      out = PyValue{};
+      out.kind = PyValue::Kind::tuple;
+      return true;
+    }
+    PyValue first;
+    if (!value(first, depth + 1)) return false;
+    skip_ws();
+    if (peek() == ')') {
+      ++pos_;
+      out = std::move(first);
+      return true;
+    }
+    if (peek() != ',') return fail("expected ',' or ')' in the tuple opened at offset " + std::to_string(open));
+    ++pos_;
+    out = PyValue{};
+    out.kind = PyValue::Kind::tuple;
+    out.items.push_back(std::move(first));
+    return sequence_tail(out, ')', open, depth);
+  }
+
+  // Comma-separated values up to `close`, trailing comma allowed.
+  bool sequence(PyValue& out, char close, PyValue::Kind kind, int depth) {
+    const size_t open = pos_;
+    ++pos_;
+    out = PyValue{};
+    out.kind = kind;
+    return sequence_tail(out, close, open, depth);
+  }
+
+  // The rest of a sequence, positioned after its opening bracket or a comma.
+  // Elements are parsed once each (no backtracking), so the work is linear.
+  bool sequence_tail(PyValue& out, char close, size_t open, int depth) {
+    while (true) {
+      skip_ws();
+      if (at_end()) return fail("unclosed bracket opened at offset " + std::to_string(open));
+      if (peek() == close) {
+        ++pos_;
+        return true;
+      }
+      PyValue item;
+      if (!value(item, depth + 1)) return false;
+      out.items.push_back(std::move(item));
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == close) continue;
+      return fail(std::string("expected ',' or '") + close + "'");
+    }
+  }
+
+  bool dict_value(PyValue& out, int depth) {
+    const size_t open = pos_;
+    ++pos_;
+    out = PyValue{};
+    out.kind = PyValue::Kind::dict;
+    while (true) {
+      skip_ws();
+      if (at_end()) return fail("unclosed '{' opened at offset " + std::to_string(open));
+      if (peek() == '}') {
+        ++pos_;
+        return true;
+      }
+      PyValue key, val;
+      if (!value(key, depth + 1)) return false;
+      skip_ws();
+      if (peek() != ':') return fail("expected ':' after a dict key");
+      ++pos_;
+      if (!value(val, depth + 1)) return false;
+      out.items.push_back(std::move(key));
+      out.items.push_back(std::move(val));
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == '}') continue;
+      return fail("expected ',' or '}' in the header dict");
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+
+// Checks a shape and computes its element count. The product of the
+// dimensions, counting a 0 as 1, times the item size must fit in int64, so a
+// shape is never "absurd" even when a zero dimension makes it empty.
+std::string shape_problem(const std::vector<int64_t>& shape, size_t item, int64_t& count) {
+  count = 0;
+  if (shape.size() > static_cast<size_t>(kNpyMaxDims))
+    return "shape " + npy_shape_string(shape) + " has " + std::to_string(shape.size()) +
+           " dimensions, at most " + std::to_string(kNpyMaxDims) + " are supported";
+  const int64_t limit = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(item);
+  int64_t product = 1;
+  bool empty = false;
+  for (const int64_t dim : shape) {
+    if (dim < 0) return "shape " + npy_shape_string(shape) + " has a negative dimension";
+    if (dim == 0) {
+      empty = true;
+      continue;
+    }
+    if (product > limit / dim)
+      return "shape " + npy_shape_string(shape) + " is absurdly large (its size overflows)";
+    product *= dim;
+  }
+  count = empty ? 0 : product;
+  return "";
+}
+
+NpyResult failure(const std::string& name, const std::string& what) {
+  NpyResult r;
+  r.ok = false;
+  r.error = name + ": " + what;
+  return r;
+}
+
+uint32_t read_le(std::string_view b, size_t at, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(b[at + i])) << (8 * i);
+  return v;
+}
+
+std::string dict_key_list(const PyValue& dict) {
+  std::string s;
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    if (!s.empty()) s += ", ";
+    s += dict.items[i].kind == PyValue::Kind::str ? "'" + printable(dict.items[i].text, 20) + "'"
+                                                  : std::string(kind_name(dict.items[i].kind));
+  }
+  return s;
+}
+
+std::string npy_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, const void* data) {
+  int64_t count = 0;
+  if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) throw std::invalid_argument(e);
+  const char* descr = dtype == NpyDtype::int8 ? "|i1" : "<f8";
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
+                     npy_shape_string(shape) + ", }";
+  // magic (6) + version (2) + header length (2) + dict + padding + '\n' = multiple of 64.
+  const size_t unpadded = kMagic.size() + 2 + 2 + dict.size() + 1;
+  const size_t padding = (64 - unpadded % 64) % 64;
+  const size_t header_len = dict.size() + padding + 1;
+  if (header_len > 0xffff) throw std::invalid_argument("npy header too long");  // cannot happen with <= 8 dims
+  const size_t data_bytes = static_cast<size_t>(count) * itemsize(dtype);
+  if (data_bytes > 0 && data == nullptr) throw std::invalid_argument("npy data pointer is null");
+
+  std::string out;
+  out.reserve(unpadded + padding + data_bytes);
+  out += kMagic;
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header_len & 0xff);
+  out += static_cast<char>((header_len >> 8) & 0xff);
+  out += dict;
+  out.append(padding, ' ');
+  out += '\n';
+  if (data_bytes > 0) out.append(static_cast<const char*>(data), data_bytes);
+  return out;
+}
+
+std::string write_npy(const std::string& path, const std::vector<int64_t>& shape, NpyDtype dtype,
+                      const void* data) {
+  int64_t count = 0;
+  if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) return "cannot write " + path + ": " + e;
+  if (count > 0 && data == nullptr) return "cannot write " + path + ": no data";
+  return write_file_atomically(path, npy_bytes(shape, dtype, data));
+}
+
+// "(n, t, j)" for flat index i of an (N, k, d) array.
+std::string index3(size_t i, const std::vector<int64_t>& shape) {
+  const auto d = static_cast<size_t>(shape[2]);
+  const auto k = static_cast<size_t>(shape[1]);
+  return "(" + std::to_string(i / (k * d)) + ", " + std::to_string((i / d) % k) + ", " + std::to_string(i % d) + ")";
+}
+
+std::string check_one(const NpyArray& a, const char* name) {
+  if (a.shape.size() != 3)
+    return std::string(name) + " must be a 3-D (N, k, d) array, got shape " + npy_shape_string(a.shape);
+  int64_t count = 0;
+  if (auto e = shape_problem(a.shape, itemsize(a.dtype), count); !e.empty()) return std::string(name) + ": " + e;
+  if (a.shape[1] < 1 || a.shape[2] < 1)
+    return std::string(name) + " has shape " + npy_shape_string(a.shape) + ": k and d must be at least 1";
+  for (const int64_t dim : a.shape)
+    if (dim > INT_MAX) return std::string(name) + " has shape " + npy_shape_string(a.shape) + ": dimension too large";
+  const size_t have = a.dtype == NpyDtype::int8 ? a.i8.size() : a.f64.size();
+  if (have != static_cast<size_t>(count))
+    return std::string(name) + " holds " + std::to_string(have) + " values but shape " + npy_shape_string(a.shape) +
+           " needs " + std::to_string(count);
+  if (a.dtype == NpyDtype::int8) {
+    for (size_t i = 0; i < a.i8.size(); ++i)
+      if (a.i8[i] != 1 && a.i8[i] != -1)
+        return std::string(name) + " entry " + index3(i, a.shape) + " is " + std::to_string(a.i8[i]) +
+               "; int8 inputs must be exactly +1 or -1";
+  } else {
+    for (size_t i = 0; i < a.f64.size(); ++i)
+      if (!std::isfinite(a.f64[i]))
+        return std::string(name) + " entry " + index3(i, a.shape) + " is " +
+               (std::isnan(a.f64[i]) ? "NaN" : (a.f64[i] > 0 ? "+Inf" : "-Inf")) + "; values must be finite";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string npy_shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+NpyResult parse_npy(std::string_view bytes, const std::string& name) {
+  // Preamble: magic, version, header length.
+  if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic)
+    return failure(name, "not a .npy file (bad magic string)");
+  if (bytes.size() < kMagic.size() + 2)
+    return failure(name, "truncated header: the file ends inside the format version");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  const int minor = static_cast<unsigned char>(bytes[7]);
+  if (major < 1 || major > 3 || minor != 0)
+    return failure(name, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                             " (supported: 1.0, 2.0, 3.0)");
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  const size_t preamble = kMagic.size() + 2 + len_bytes;
+  if (bytes.size() < preamble)
+    return failure(name, "truncated header: the file has " + std::to_string(bytes.size()) +
+                             " bytes, fewer than the " + std::to_string(preamble) + "-byte preamble");
+  const size_t header_len = read_le(bytes, 8, len_bytes);
+  if (header_len > bytes.size() - preamble)
+    return failure(name, "truncated header: header length " + std::to_string(header_len) + " exceeds the " +
+                             std::to_string(bytes.size() - preamble) + " bytes after the preamble");
+  const std::string_view header = bytes.substr(preamble, header_len);
+  const std::string_view data = bytes.substr(preamble + header_len);
+
+  // Header dict.
+  PyValue dict;
+  std::string perr;
+  if (!LiteralParser(header).parse_all(dict, perr)) return failure(name, "malformed header: " + perr);
+  if (dict.kind != PyValue::Kind::dict)
+    return failure(name, std::string("malformed header: it is ") + kind_name(dict.kind) + ", not a dict");
+  const PyValue* descr = nullptr;
+  const PyValue* fortran = nullptr;
+  const PyValue* shape = nullptr;
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    const PyValue& key = dict.items[i];
+    if (key.kind != PyValue::Kind::str)
+      return failure(name, std::string("malformed header: a key is ") + kind_name(key.kind) + ", not a string");
+    const PyValue** slot = key.text == "descr"           ? &descr
+                           : key.text == "fortran_order" ? &fortran
+                           : key.text == "shape"         ? &shape
+                                                         : nullptr;
+    if (slot == nullptr)
+      return failure(name, "malformed header: unexpected key '" + printable(key.text) +
+                               "' (expected exactly 'descr', 'fortran_order', 'shape')");
+    if (*slot != nullptr) return failure(name, "malformed header: duplicate key '" + key.text + "'");
+    *slot = &dict.items[i + 1];
+  }
+  if (descr == nullptr || fortran == nullptr || shape == nullptr)
+    return failure(name, std::string("malformed header: missing key '") +
+                             (descr == nullptr ? "descr" : fortran == nullptr ? "fortran_order" : "shape") +
+                             "' (keys found: " + (dict.items.empty() ? "none" : dict_key_list(dict)) + ")");
+
+  // descr.
+  NpyResult result;
+  NpyArray& arr = result.array;
+  if (descr->kind != PyValue::Kind::str)
+    return failure(name, std::string("unsupported dtype: descr is ") + kind_name(descr->kind) +
+                             " (structured dtypes are not supported; expected '|i1' or '<f8')");
+  const std::string& dt = descr->text;
+  if (dt == "|i1" || dt == "<i1" || dt == "i1") {
+    arr.dtype = NpyDtype::int8;
+  } else if (dt == "<f8") {
+    arr.dtype = NpyDtype::float64;
+  } else if (!dt.empty() && (dt[0] == '>' || dt[0] == '!')) {
+    return failure(name, "big-endian dtype '" + printable(dt) +
+                             "' is not supported (expected '|i1' for int8 or '<f8' for float64)");
+  } else {
+    return failure(name, "unsupported dtype '" + printable(dt) + "' (expected '|i1' for int8 or '<f8' for float64)");
+  }
+
+  // fortran_order.
+  if (fortran->kind != PyValue::Kind::boolean)
+    return failure(name, std::string("malformed header: fortran_order is ") + kind_name(fortran->kind) +
+                             ", not True or False");
+  if (fortran->bval)
+    return failure(name, "fortran_order is True: Fortran-ordered arrays are not supported (save a C-order array)");
+
+  // shape.
+  if (shape->kind != PyValue::Kind::tuple)
+    return failure(name, std::string("malformed header: shape is ") + kind_name(shape->kind) + ", not a tuple");
+  if (shape->items.size() > static_cast<size_t>(kNpyMaxDims))
+    return failure(name, "shape has " + std::to_string(shape->items.size()) + " dimensions, at most " +
+                             std::to_string(kNpyMaxDims) + " are supported");
+  for (const PyValue& dim : shape->items) {
+    if (dim.kind != PyValue::Kind::integer)
+      return failure(name, std::string("malformed header: a shape entry is ") + kind_name(dim.kind) +
+                               (dim.kind == PyValue::Kind::real ? " (" + printable(dim.text) + ")" : std::string()) +
+                               ", not an integer");
+    if (dim.too_big)
+      return failure(name, "shape dimension " + printable(dim.text) + " is absurdly large");
+    arr.shape.push_back(dim.ival);
+  }
+  int64_t count = 0;
+  if (auto e = shape_problem(arr.shape, itemsize(arr.dtype), count); !e.empty()) return failure(name, e);
+
+  // Data: exactly count * itemsize bytes.
+  const auto needed = static_cast<uint64_t>(count) * itemsize(arr.dtype);
+  if (static_cast<uint64_t>(data.size()) != needed)
+    return failure(name, "data has " + std::to_string(data.size()) + " bytes, shape " + npy_shape_string(arr.shape) +
+                             " of " + to_string(arr.dtype) + " needs " + std::to_string(needed));
+  if (arr.dtype == NpyDtype::int8) {
+    arr.i8.resize(static_cast<size_t>(count));
+    if (count > 0) std::memcpy(arr.i8.data(), data.data(), data.size());
+  } else {
+    arr.f64.resize(static_cast<size_t>(count));
+    if (count > 0) std::memcpy(arr.f64.data(), data.data(), data.size());
+  }
+  result.ok = true;
+  return result;
+}
+
+NpyResult read_npy(const std::string& path) {
+  std::string bytes, error;
+  if (!read_whole_file(path, bytes, error)) {
+    NpyResult r;
+    r.ok = false;
+    r.error = error;
+    return r;
+  }
+  return parse_npy(bytes, path);
+}
+
+std::string npy_bytes_int8(const std::vector<int64_t>& shape, const int8_t* data) {
+  return npy_bytes(shape, NpyDtype::int8, data);
+}
+
+std::string npy_bytes_float64(const std::vector<int64_t>& shape, const double* data) {
+  return npy_bytes(shape, NpyDtype::float64, data);
+}
+
+std::string write_npy_int8(const std::string& path, const std::vector<int64_t>& shape, const int8_t* data) {
+  return write_npy(path, shape, NpyDtype::int8, data);
+}
+
+std::string write_npy_float64(const std::string& path, const std::vector<int64_t>& shape, const double* data) {
+  return write_npy(path, shape, NpyDtype::float64, data);
+}
+
+std::string check_dataset_shapes(const NpyArray& X, const NpyArray& Y) {
+  if (auto e = check_one(X, "X"); !e.empty()) return e;
+  if (Y.dtype != NpyDtype::float64) return std::string("Y must be float64, got ") + to_string(Y.dtype);
+  if (auto e = check_one(Y, "Y"); !e.empty()) return e;
+  if (X.shape != Y.shape)
+    return "X has shape " + npy_shape_string(X.shape) + " but Y has shape " + npy_shape_string(Y.shape) +
+           "; both must be (N, k, d) with the same N, k, d";
+  return "";
+}
+
+}  // namespace mha

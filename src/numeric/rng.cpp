@@ -1,0 +1,14 @@
+#include "numeric/rng.hpp"
+
+#include <Random123/boxmuller.hpp>
+
+namespace mha {
+
+std::array<double, 4> normal_block(uint64_t seed, Stream stream, uint64_t c0, uint64_t c1, uint64_t c2) {
+  auto w = philox_block(seed, stream, c0, c1, c2);
+  r123::double2 a = r123::boxmuller(w[0], w[1]);
+  r123::double2 b = r123::boxmuller(w[2], w[3]);
+  return {a.x, a.y, b.x, b.y};
+}
+
+}  // namespace mha

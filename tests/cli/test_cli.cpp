@@ -1,0 +1,147 @@
+// The command-line contract: bad input gets one line on stderr naming the
+// problem and exit status 2, never a crash or a partial output file.
+#include "data/npy.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Run {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Sandbox {
+ public:
+  Sandbox() : dir_(fs::temp_directory_path() / ("mhalearn_cli_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir_);
+  }
+  ~Sandbox() { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  Run run(const std::string& args) const {
+    const std::string cmd = std::string(MHALEARN_CLI_PATH) + " " + args + " >" + path("out.txt") + " 2>" + path("err.txt");
+    const int raw = std::system(cmd.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(path("out.txt")), slurp(path("err.txt"))};
+  }
+  void write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// Exit status 2 and exactly one line on stderr that contains `needle`.
+void expect_bad_input(const Run& r, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find(needle) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+}  // namespace
+
+TEST_CASE("generate, check, sample and forward work together", "[cli]") {
+  Sandbox s;
+  Run g = s.run("generate --d 8 --k 2 --m 2 --seed 3 -o " + s.path("inst.json"));
+  REQUIRE(g.status == 0);
+  CHECK_THAT(g.out, Catch::Contains("conditions:"));
+  Run c = s.run("check " + s.path("inst.json"));
+  REQUIRE(c.status == 0);
+  CHECK_THAT(c.out, Catch::Contains("theta_incoherence"));
+  CHECK_THAT(c.out, Catch::Contains("theta_non_arithmetic"));
+  Run cj = s.run("check --json " + s.path("inst.json"));
+  REQUIRE(cj.status == 0);
+  CHECK(nlohmann::json::parse(cj.out)["conditions"]["checks"].size() == 13);
+  REQUIRE(s.run("sample " + s.path("inst.json") + " --n 50 --threads 2 --x " + s.path("X.npy") + " --y " + s.path("Y.npy")).status == 0);
+  REQUIRE(s.run("sample " + s.path("inst.json") + " --n 50 --threads 1 --x " + s.path("X1.npy") + " --y " + s.path("Y1.npy")).status == 0);
+  CHECK(slurp(s.path("Y.npy")) == slurp(s.path("Y1.npy")));
+  REQUIRE(s.run("forward " + s.path("inst.json") + " --x " + s.path("X.npy") + " -o " + s.path("F.npy")).status == 0);
+  CHECK(slurp(s.path("F.npy")) == slurp(s.path("Y.npy")));
+  REQUIRE(s.run("forward " + s.path("inst.json") + " --x " + s.path("X.npy") + " --path reference -o " + s.path("R.npy")).status == 0);
+  const auto fast = mha::read_npy(s.path("F.npy")), ref = mha::read_npy(s.path("R.npy"));
+  REQUIRE(fast.ok);
+  REQUIRE(ref.ok);
+  double max_diff = 0;
+  for (size_t i = 0; i < fast.array.f64.size(); ++i) max_diff = std::max(max_diff, std::abs(fast.array.f64[i] - ref.array.f64[i]));
+  CHECK(max_diff < 1e-12);
+  CHECK(fs::exists(s.path("Y.npy.json")));
+}
+
+TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 8 --k 2 --m 2 -o " + s.path("inst.json")).status == 0);
+  const std::string inst = s.path("inst.json");
+  const std::string good = slurp(inst);
+
+  SECTION("usage") {
+    expect_bad_input(s.run("generate --m 0 -o " + s.path("o.json")), "--m");
+    expect_bad_input(s.run("generate --d 4 --k 5 -o " + s.path("o.json")), "exceeds d");
+    expect_bad_input(s.run("generate --scale nan -o " + s.path("o.json")), "scale");
+    expect_bad_input(s.run("frobnicate"), "error");
+    expect_bad_input(s.run("forward " + inst + " --x x.npy --precision 10 -o " + s.path("o.npy")), "--precision");
+    expect_bad_input(s.run("forward " + inst + " --x x.npy --precision 100000000 -o " + s.path("o.npy")), "--precision");
+    expect_bad_input(s.run("sample " + inst + " --n 0 --x a.npy --y b.npy"), "--n");
+    expect_bad_input(s.run("sample " + inst + " --n 1000000000000 --x " + s.path("a.npy") + " --y " + s.path("b.npy")), "8 GiB");
+    CHECK_FALSE(fs::exists(s.path("o.json")));
+    CHECK_FALSE(fs::exists(s.path("a.npy")));
+  }
+  SECTION("instance files") {
+    s.write("trunc.json", good.substr(0, good.size() / 3));
+    expect_bad_input(s.run("check " + s.path("trunc.json")), "malformed or truncated");
+    s.write("garbage.json", "\x01\x02not json");
+    expect_bad_input(s.run("check " + s.path("garbage.json")), "malformed");
+    expect_bad_input(s.run("check " + s.path("missing.json")), "cannot open");
+    std::string m0 = good;
+    m0.replace(m0.find("\"m\": 2"), 6, "\"m\": 0");
+    s.write("m0.json", m0);
+    expect_bad_input(s.run("check " + s.path("m0.json")), "\"m\"");
+    std::string kd = good;
+    kd.replace(kd.find("\"k\": 2"), 6, "\"k\": 9");
+    s.write("kd.json", kd);
+    expect_bad_input(s.run("sample " + s.path("kd.json") + " --n 5 --x " + s.path("a.npy") + " --y " + s.path("b.npy")), "exceeds d");
+    CHECK_FALSE(fs::exists(s.path("a.npy")));
+  }
+  SECTION("npy inputs") {
+    const std::vector<int8_t> ok(2 * 2 * 8, 1);
+    std::vector<int8_t> zero = ok;
+    zero[5] = 0;
+    mha::write_npy_int8(s.path("zero.npy"), {2, 2, 8}, zero.data());
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("zero.npy") + " -o " + s.path("o.npy")), "±1");
+    mha::write_npy_int8(s.path("shape.npy"), {2, 16}, ok.data());
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("shape.npy") + " -o " + s.path("o.npy")), "3-D");
+    mha::write_npy_int8(s.path("dim.npy"), {4, 2, 4}, ok.data());
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("dim.npy") + " -o " + s.path("o.npy")), "d = 8");
+    std::vector<double> nan(2 * 2 * 8, 0.5);
+    nan[3] = std::nan("");
+    mha::write_npy_float64(s.path("nan.npy"), {2, 2, 8}, nan.data());
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("nan.npy") + " -o " + s.path("o.npy")), "non-finite");
+    mha::write_npy_int8(s.path("good.npy"), {2, 2, 8}, ok.data());
+    const std::string bytes = slurp(s.path("good.npy"));
+    s.write("trunc.npy", bytes.substr(0, bytes.size() - 7));
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("trunc.npy") + " -o " + s.path("o.npy")), "trunc.npy");
+    std::vector<float> f(32, 1.0f);
+    std::string f4 = bytes;
+    f4.replace(f4.find("|i1"), 3, "<f4");
+    s.write("f4.npy", f4);
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("f4.npy") + " -o " + s.path("o.npy")), "f4");
+    CHECK_FALSE(fs::exists(s.path("o.npy")));
+  }
+}

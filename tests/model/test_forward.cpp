@@ -1,0 +1,113 @@
+#include "data/inputs.hpp"
+#include "model/forward_error.hpp"
+#include "model/forward_fast.hpp"
+#include "model/forward_reference.hpp"
+#include "generators.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+using namespace mha;
+
+namespace {
+Layer layer_for(int k, int d, int m, double scale, uint64_t seed) {
+  test::LayerCase c;
+  c.shape = {k, d, m};
+  c.scale = scale;
+  c.seed = seed;
+  return test::make_layer(c);
+}
+}  // namespace
+
+TEST_CASE("a hand-computed forward pass", "[forward]") {
+  // d = 1, k = 2, one head Θ = [ln 3], W = [2]: X = [1; -1] gives logits
+  // [[ln3, -ln3], [-ln3, ln3]], rows softmax to (9/10, 1/10) and (1/10, 9/10),
+  // so F = A X W = [[ (9/10 - 1/10)·2 ], [ (1/10 - 9/10)·2 ]] = [[1.6], [-1.6]].
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(1, 1, std::log(3.0)), MatD::Constant(1, 1, 2.0)});
+  MatD x(2, 1);
+  x << 1, -1;
+  const MatD ref = forward_mpfr(layer, x, 200);
+  CHECK(ref(0, 0) == Approx(1.6).epsilon(1e-15));
+  CHECK(ref(1, 0) == Approx(-1.6).epsilon(1e-15));
+  std::vector<double> scratch;
+  MatD fast(2, 1);
+  FastForward(layer).forward_dense(x.data(), 2, fast.data(), scratch);
+  CHECK(std::abs(fast(0, 0) - 1.6) <= forward_error_bound(layer, x)(0, 0));
+}
+
+TEST_CASE("fast forward is bit-identical for any thread count and batch split", "[forward][determinism]") {
+  for (InputKind kind : {InputKind::boolean, InputKind::gaussian}) {
+    const Layer layer = layer_for(3, 24, 2, 5.0, 11);
+    const FastForward fast(layer);
+    const InputBatch all = draw_inputs(5, Stream::inputs, kind, 3, 24, 0, 1000, 2);
+    const std::vector<double> y1 = fast.run(all, 1), y2 = fast.run(all, 2);
+    REQUIRE(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0);
+    // Samples 400..999 drawn as their own batch give the same bytes.
+    const InputBatch tail = draw_inputs(5, Stream::inputs, kind, 3, 24, 400, 600, 1);
+    const std::vector<double> yt = fast.run(tail, 2);
+    REQUIRE(std::memcmp(yt.data(), y1.data() + 400 * 3 * 24, yt.size() * sizeof(double)) == 0);
+  }
+}
+
+TEST_CASE("both table widths agree with the reference", "[forward]") {
+  // d = 64, m = 3: the 8-bit table would exceed 2 MiB, so 4-bit chunks are used.
+  for (auto [d, m, bits] : {std::tuple{16, 2, 8}, std::tuple{64, 3, 4}, std::tuple{20, 2, 8}, std::tuple{70, 1, 4}}) {
+    const Layer layer = layer_for(4, d, m, 6.0, 3);
+    const FastForward fast(layer);
+    CHECK(fast.chunk_bits() == bits);
+    const InputBatch batch = draw_inputs(9, Stream::inputs, InputKind::boolean, 4, d, 0, 5, 1);
+    const std::vector<double> y = fast.run(batch, 1);
+    for (int64_t i = 0; i < batch.count; ++i) {
+      const MatD x = batch.sample(i);
+      const MatD ref = forward_mpfr(layer, x, 200);
+      const MatD got = Eigen::Map<const MatD>(y.data() + i * 4 * d, 4, d);
+      const MatD bound = forward_error_bound(layer, x) + ref.cwiseAbs() * 0x1p-53;
+      CHECK(((got - ref).cwiseAbs() - bound).maxCoeff() <= 0.0);
+    }
+  }
+}
+
+TEST_CASE("logits of ±1e6 give finite outputs on both paths", "[forward][softmax]") {
+  const Layer layer = layer_for(4, 8, 2, 1e6, 2);
+  const InputBatch batch = draw_inputs(1, Stream::inputs, InputKind::boolean, 4, 8, 0, 50, 1);
+  const std::vector<double> y = FastForward(layer).run(batch, 1);
+  for (double v : y) REQUIRE(std::isfinite(v));
+  const MatD ref = forward_mpfr(layer, batch.sample(0), 200);
+  REQUIRE(ref.allFinite());
+}
+
+TEST_CASE("Boolean bits decode to the documented layout", "[inputs]") {
+  // Bit j of token t is bit (j mod 256) of Philox block (seed, inputs, n, t, j/256).
+  const int k = 2, d = 300;
+  std::vector<uint64_t> words(k * words_per_token(d));
+  boolean_sample_bits(42, Stream::inputs, 7, k, d, words.data());
+  for (int t = 0; t < k; ++t)
+    for (int j = 0; j < d; ++j) {
+      const auto block = philox_block(42, Stream::inputs, 7, t, j / 256);
+      const bool expected = (block[(j % 256) / 64] >> (j % 64)) & 1u;
+      REQUIRE(((words[t * words_per_token(d) + j / 64] >> (j % 64)) & 1u) == expected);
+    }
+  // Bits beyond d are zero.
+  REQUIRE((words[words_per_token(d) - 1] >> (d % 64)) == 0);
+}
+
+TEST_CASE("inputs have the right first two moments", "[inputs]") {
+  for (InputKind kind : {InputKind::boolean, InputKind::gaussian}) {
+    const int64_t n = 20000;
+    const InputBatch b = draw_inputs(3, Stream::inputs, kind, 2, 8, 0, n, 2);
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const MatD x = b.sample(i);
+      sum += x.sum();
+      sq += x.squaredNorm();
+    }
+    const double cnt = n * 16.0;
+    // Mean 0 with standard error 1/sqrt(cnt) ≈ 0.0018; 5 SE.
+    CHECK(std::abs(sum / cnt) < 5 / std::sqrt(cnt));
+    // E[x²] = 1; Boolean exactly, Gaussian with SE sqrt(2/cnt).
+    CHECK(std::abs(sq / cnt - 1) < 5 * std::sqrt(2 / cnt));
+  }
+}

@@ -1,0 +1,45 @@
+#include "data/population.hpp"
+#include "numeric/precision.hpp"
+#include "generators.hpp"
+#include "stages/stage1_wsum.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace mha;
+
+TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism]") {
+  test::LayerCase c;
+  c.shape = {3, 8, 2};
+  c.scale = 4;
+  c.seed = 5;
+  Instance inst;
+  inst.layer = test::make_layer(c);
+  inst.k = 3;
+  const SampleOracle oracle(inst, 17);
+  const Stage1Result one = stage1_estimate_wsum(oracle, {70000, 1});
+  const Stage1Result two = stage1_estimate_wsum(oracle, {70000, 2});
+  REQUIRE(one.samples == 70000);
+  REQUIRE(std::memcmp(one.w_hat.data(), two.w_hat.data(), 64 * sizeof(double)) == 0);
+  REQUIRE(std::memcmp(one.standard_error.data(), two.standard_error.data(), 64 * sizeof(double)) == 0);
+}
+
+TEST_CASE("population stage-1 value is Σ_i M(Θ_i) W_i", "[stage1][population]") {
+  test::LayerCase c;
+  c.shape = {2, 4, 2};
+  c.scale = 3;
+  c.seed = 9;
+  const Layer layer = test::make_layer(c);
+  ScopedPrecision precision(200);
+  const LayerT<Mpfr> ref = convert_layer<Mpfr>(layer);
+  Mat<Mpfr> expected = Mat<Mpfr>::Zero(4, 4);
+  for (const auto& h : ref.heads) expected += population_m<Mpfr>(h.theta, 2) * h.w;
+  const Mat<Mpfr> got = population_stage1<Mpfr>(ref, 2);
+  // Same sums in a different order at 200 bits: far below 1e-50.
+  CHECK(to_double_matrix<Mpfr>(got - expected).cwiseAbs().maxCoeff() < 1e-50);
+  // The double instantiation of M(Θ) agrees with MPFR to double accuracy.
+  const MatD m_double = population_m<double>(layer.heads[0].theta, 2);
+  const MatD m_mpfr = to_double_matrix<Mpfr>(population_m<Mpfr>(ref.heads[0].theta, 2));
+  CHECK((m_double - m_mpfr).cwiseAbs().maxCoeff() < 1e-12);
+}
