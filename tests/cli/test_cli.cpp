@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -83,6 +84,24 @@ TEST_CASE("generate, check, sample and forward work together", "[cli]") {
   for (size_t i = 0; i < fast.array.f64.size(); ++i) max_diff = std::max(max_diff, std::abs(fast.array.f64[i] - ref.array.f64[i]));
   CHECK(max_diff < 1e-12);
   CHECK(fs::exists(s.path("Y.npy.json")));
+}
+
+TEST_CASE("import reads standard attention weights", "[cli][import]") {
+  Sandbox s;
+  const int d = 8;
+  std::vector<double> w(d * d);
+  for (const char* name : {"wq", "wk", "wv", "wo"}) {
+    for (int i = 0; i < d * d; ++i) w[i] = std::sin(1.0 + i * (name[1] + 3.0));
+    mha::write_npy_float64(s.path(std::string(name) + ".npy"), {d, d}, w.data());
+  }
+  const std::string args = "import --wq " + s.path("wq.npy") + " --wk " + s.path("wk.npy") + " --wv " + s.path("wv.npy") +
+                           " --wo " + s.path("wo.npy");
+  Run ok = s.run(args + " --heads 2 -o " + s.path("imp.json"));
+  REQUIRE(ok.status == 0);
+  CHECK_THAT(ok.out, Catch::Contains("m=2"));
+  REQUIRE(s.run("check " + s.path("imp.json")).status == 0);
+  expect_bad_input(s.run(args + " --heads 3 -o " + s.path("bad.json")), "divisible");
+  CHECK_FALSE(fs::exists(s.path("bad.json")));
 }
 
 TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input]") {
