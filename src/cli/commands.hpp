@@ -14,5 +14,8 @@ Runner add_sample(CLI::App& app);
 Runner add_forward(CLI::App& app);
 Runner add_import(CLI::App& app);
 Runner add_demo(CLI::App& app);
+Runner add_hard(CLI::App& app);
+Runner add_stage1(CLI::App& app);
+Runner add_sculpt(CLI::App& app);
 
 }  // namespace mha::cli

@@ -76,6 +76,7 @@ json instance_to_json(const Instance& inst) {
   doc["inputs"] = to_string(inst.inputs);
   doc["heads"] = std::move(heads);
   doc["provenance"] = json::parse(inst.provenance_json);
+  if (inst.extensions_json != "{}") doc["extensions"] = json::parse(inst.extensions_json);
   return doc;
 }
 
@@ -125,6 +126,10 @@ InstanceReadResult instance_from_json_text(const std::string& text, const std::s
   }
   if (auto e = validate_instance(inst); !e.empty()) return fail(e);
   inst.provenance_json = doc.contains("provenance") ? doc["provenance"].dump() : "{}";
+  if (doc.contains("extensions")) {
+    if (!doc["extensions"].is_object()) return fail("\"extensions\" must be an object");
+    inst.extensions_json = doc["extensions"].dump();
+  }
   result.ok = true;
   result.instance = std::move(inst);
   return result;

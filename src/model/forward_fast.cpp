@@ -1,6 +1,7 @@
 #include "model/forward_fast.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace mha {
 
@@ -12,16 +13,27 @@ int choose_chunk_bits(int d, int width) {
   return bytes8 <= 2.0 * 1024 * 1024 ? 8 : 4;
 }
 
-// Dot product with four interleaved accumulators in a fixed order, so the
-// compiler may vectorise it without changing the result.
-inline double dot4(const double* a, const double* b, int n) {
-  double acc[4] = {0.0, 0.0, 0.0, 0.0};
+// Dot product with eight lanes (lane q sums c ≡ q mod 8), the lanes added in a
+// fixed tree: the order is fixed by the code, so vectorisation cannot change
+// the result. D > 0 fixes the length at compile time (fully unrolled).
+constexpr int kLanes = 8;
+template <int D>
+inline double dot8(const double* __restrict p, const double* __restrict x, int d_runtime) {
+  const int d = D > 0 ? D : d_runtime;
+  double acc[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
-  for (; c + 4 <= n; c += 4)
-    for (int q = 0; q < 4; ++q) acc[q] += a[c + q] * b[c + q];
-  for (int q = 0; c < n; ++c, ++q) acc[q] += a[c] * b[c];
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  for (; c + kLanes <= d; c += kLanes)
+#pragma omp simd
+    for (int q = 0; q < kLanes; ++q) acc[q] += p[c + q] * x[c + q];
+  for (int q = 0; c + q < d; ++q) acc[q] += p[c + q] * x[c + q];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
+
+// u = Σ_chunks table[chunk][pattern]: for every column the chunks are added in
+// ascending order. Columns are processed in blocks that stay in registers
+// across all chunks, instead of reloading and storing u once per chunk.
+constexpr int kColumnBlock = 32;
+constexpr int kMaxChunks = 1024 / 4;
 }  // namespace
 
 FastForward::FastForward(const Layer& layer)
@@ -35,6 +47,7 @@ FastForward::FastForward(const Layer& layer)
       }
   chunk_bits_ = choose_chunk_bits(d_, width_);
   chunks_ = (d_ + chunk_bits_ - 1) / chunk_bits_;
+  if (chunks_ > kMaxChunks) throw std::invalid_argument("FastForward supports d <= 1024");
   const int patterns = 1 << chunk_bits_;
   table_.assign(static_cast<size_t>(chunks_) * patterns * width_, 0.0);
   for (int ch = 0; ch < chunks_; ++ch)
@@ -51,56 +64,90 @@ FastForward::FastForward(const Layer& layer)
 
 // Given u = X G (k × width) and the token values (k × d), computes
 // y = Σ_i softmax_rows(P_i Xᵀ) Z_i with P_i, Z_i the Θ_i and W_i blocks of u.
-void FastForward::finish(int k, const double* x, double* u, double* y, double* row) const {
-  for (int t = 0; t < k * d_; ++t) y[t] = 0.0;
+// D > 0 is d known at compile time (the common sizes get unrolled kernels).
+template <int D>
+void FastForward::finish(int k, const double* x, const double* u, double* y, double* row) const {
+  const int d = D > 0 ? D : d_;
+  for (int t = 0; t < k * d; ++t) y[t] = 0.0;
   for (int i = 0; i < m_; ++i) {
     for (int a = 0; a < k; ++a) {
-      const double* p = u + a * width_ + i * d_;
-      double top = -INFINITY;
+      const double* p = u + a * width_ + i * d;
+      int top = 0;
       for (int b = 0; b < k; ++b) {
-        row[b] = dot4(p, x + b * d_, d_);
-        top = std::max(top, row[b]);
+        row[b] = dot8<D>(p, x + b * d, d);
+        if (row[b] > row[top]) top = b;
       }
+      // exp(0) = 1 exactly, so the largest term needs no call.
+      const double top_logit = row[top];
       double total = 0.0;
       for (int b = 0; b < k; ++b) {
-        row[b] = std::exp(row[b] - top);
+        row[b] = b == top ? 1.0 : std::exp(row[b] - top_logit);
         total += row[b];
       }
-      double* ya = y + a * d_;
+      double* __restrict ya = y + a * d;
       for (int b = 0; b < k; ++b) {
         const double weight = row[b] / total;
-        const double* z = u + b * width_ + (m_ + i) * d_;
-        for (int c = 0; c < d_; ++c) ya[c] += weight * z[c];
+        const double* __restrict z = u + b * width_ + (m_ + i) * d;
+#pragma omp simd
+        for (int c = 0; c < d; ++c) ya[c] += weight * z[c];
       }
     }
   }
 }
 
+void FastForward::finish_any(int k, const double* x, const double* u, double* y, double* row) const {
+  switch (d_) {
+    case 16: return finish<16>(k, x, u, y, row);
+    case 32: return finish<32>(k, x, u, y, row);
+    case 64: return finish<64>(k, x, u, y, row);
+    default: return finish<0>(k, x, u, y, row);
+  }
+}
+
 void FastForward::forward_boolean(const uint64_t* bits, int k, double* y, std::vector<double>& scratch) const {
-  scratch.resize(static_cast<size_t>(k) * (width_ + d_) + k);
+  scratch.resize(static_cast<size_t>(k) * (width_ + d_ + 1));
   double* u = scratch.data();
   double* x = u + k * width_;
   double* row = x + k * d_;
+  // The table entries this token selects (d ≤ 1024 and chunks of ≥ 4 bits: ≤ 256).
+  const double* entries[kMaxChunks];
   const int wpt = words_per_token(d_);
   const int patterns = 1 << chunk_bits_;
   const uint64_t mask = patterns - 1;
   for (int t = 0; t < k; ++t) {
     const uint64_t* tok = bits + t * wpt;
-    double* ut = u + t * width_;
-    for (int c = 0; c < width_; ++c) ut[c] = 0.0;
     for (int ch = 0; ch < chunks_; ++ch) {
       const int bit = ch * chunk_bits_;
       const uint64_t pattern = (tok[bit / 64] >> (bit % 64)) & mask;
-      const double* entry = table_.data() + (static_cast<size_t>(ch) * patterns + pattern) * width_;
-      for (int c = 0; c < width_; ++c) ut[c] += entry[c];
+      entries[ch] = table_.data() + (static_cast<size_t>(ch) * patterns + pattern) * width_;
+    }
+    double* ut = u + t * width_;
+    int c0 = 0;
+    for (; c0 + kColumnBlock <= width_; c0 += kColumnBlock) {
+      double acc[kColumnBlock];
+      const double* e0 = entries[0] + c0;
+#pragma GCC unroll 32
+      for (int c = 0; c < kColumnBlock; ++c) acc[c] = e0[c];
+      for (int ch = 1; ch < chunks_; ++ch) {
+        const double* e = entries[ch] + c0;
+#pragma GCC unroll 32
+        for (int c = 0; c < kColumnBlock; ++c) acc[c] += e[c];
+      }
+#pragma GCC unroll 32
+      for (int c = 0; c < kColumnBlock; ++c) ut[c0 + c] = acc[c];
+    }
+    for (int c = c0; c < width_; ++c) {
+      double acc = entries[0][c];
+      for (int ch = 1; ch < chunks_; ++ch) acc += entries[ch][c];
+      ut[c] = acc;
     }
     for (int j = 0; j < d_; ++j) x[t * d_ + j] = ((tok[j / 64] >> (j % 64)) & 1u) ? 1.0 : -1.0;
   }
-  finish(k, x, u, y, row);
+  finish_any(k, x, u, y, row);
 }
 
 void FastForward::forward_dense(const double* x, int k, double* y, std::vector<double>& scratch) const {
-  scratch.resize(static_cast<size_t>(k) * width_ + k);
+  scratch.resize(static_cast<size_t>(k) * (width_ + 1));
   double* u = scratch.data();
   double* row = u + k * width_;
   for (int t = 0; t < k; ++t) {
@@ -112,7 +159,7 @@ void FastForward::forward_dense(const double* x, int k, double* y, std::vector<d
       for (int c = 0; c < width_; ++c) ut[c] += xr * gr[c];
     }
   }
-  finish(k, x, u, y, row);
+  finish_any(k, x, u, y, row);
 }
 
 void FastForward::run(const InputBatch& batch, double* y, int threads) const {

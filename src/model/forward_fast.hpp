@@ -32,7 +32,9 @@ class FastForward {
   void forward_dense(const double* x, int k, double* y, std::vector<double>& scratch) const;
 
  private:
-  void finish(int k, const double* signs_or_values, double* u, double* y, double* work) const;
+  template <int D>
+  void finish(int k, const double* x, const double* u, double* y, double* row) const;
+  void finish_any(int k, const double* x, const double* u, double* y, double* row) const;
 
   int d_, m_, width_, chunk_bits_, chunks_;
   std::vector<double> g_;       // d × width, row-major: [Θ_1 … Θ_m | W_1 … W_m]

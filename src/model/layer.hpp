@@ -46,12 +46,15 @@ const char* to_string(InputKind kind);
 bool parse_input_kind(const std::string& name, InputKind& out);
 
 // A learning problem: the layer, the sequence length k of its inputs and the
-// input distribution. `provenance` is kept verbatim as JSON text.
+// input distribution. `provenance` is kept verbatim as JSON text, and so is
+// `extensions`: exact data a producer attaches (e.g. the SQ-hard family's
+// rationals), written under "extensions" when not empty.
 struct Instance {
   Layer layer;
   int k = 0;
   InputKind inputs = InputKind::boolean;
   std::string provenance_json = "{}";
+  std::string extensions_json = "{}";
   int d() const { return layer.d(); }
   int m() const { return layer.m(); }
 };

@@ -16,18 +16,22 @@ void accumulate_stage1_statistic(const MatD& x, const MatD& y, MatD& sum, MatD& 
   sum_sq += s.cwiseProduct(s);
 }
 
-Stage1Result stage1_estimate_wsum(const SampleOracle& oracle, const Stage1Options& options) {
+Stage1Result stage1_estimate_wsum(const SampleSource& source, const Stage1Options& options) {
   const auto start = std::chrono::steady_clock::now();
-  const int k = oracle.instance().k, d = oracle.instance().d();
-  const int64_t n = options.samples;
+  const int k = source.k(), d = source.d();
+  Stage1Result r;
+  int64_t n = std::min<int64_t>(options.samples, source.available() - static_cast<int64_t>(options.first_sample));
+  if (n < options.samples) r.budget_exhausted = true;
+  n = std::max<int64_t>(n, 0);
   MatD sum = MatD::Zero(d, d), sum_sq = MatD::Zero(d, d);
   Progress progress("stage 1", n);
   // A super-batch of whole blocks is drawn at once, reduced per block in
   // parallel, and the block partials are added in block order.
   const int64_t blocks_per_batch = 64;
+  int64_t done = 0;
   for (int64_t first = 0; first < n; first += blocks_per_batch * kStage1Block) {
     const int64_t count = std::min(n - first, blocks_per_batch * kStage1Block);
-    const LabelledBatch batch = oracle.draw(first, count, options.threads);
+    const LabelledBatch batch = source.draw(options.first_sample + first, count, options.threads);
     const int64_t blocks = (count + kStage1Block - 1) / kStage1Block;
     std::vector<MatD> part_sum(blocks, MatD::Zero(d, d)), part_sq(blocks, MatD::Zero(d, d));
 #pragma omp parallel for schedule(static) num_threads(options.threads)
@@ -43,13 +47,19 @@ Stage1Result stage1_estimate_wsum(const SampleOracle& oracle, const Stage1Option
       sum += part_sum[b];
       sum_sq += part_sq[b];
     }
-    progress.update(first + count);
+    done = first + count;
+    progress.update(done);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options.max_seconds > 0 && elapsed > options.max_seconds && done < n) {
+      r.budget_exhausted = true;
+      break;
+    }
   }
-  Stage1Result r;
-  r.samples = n;
-  r.w_hat = sum / double(n);
-  const MatD var = (sum_sq / double(n) - r.w_hat.cwiseProduct(r.w_hat)).cwiseMax(0.0) * (double(n) / std::max<double>(1, n - 1));
-  r.standard_error = (var / double(n)).cwiseSqrt();
+  r.samples = done;
+  const double nd = std::max<double>(1, done);
+  r.w_hat = sum / nd;
+  const MatD var = (sum_sq / nd - r.w_hat.cwiseProduct(r.w_hat)).cwiseMax(0.0) * (nd / std::max<double>(1, nd - 1));
+  r.standard_error = (var / nd).cwiseSqrt();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -13,8 +13,10 @@
 namespace mha {
 
 struct Stage1Options {
-  int64_t samples = 200000;
+  int64_t samples = 200000;     // clipped to what the source has
   int threads = 1;
+  uint64_t first_sample = 0;    // offset into the source's stream
+  double max_seconds = 0;       // 0: no time budget; else stop after the batch that exceeds it
 };
 
 struct Stage1Result {
@@ -22,6 +24,7 @@ struct Stage1Result {
   MatD standard_error;   // entrywise sample standard deviation / sqrt(N)
   int64_t samples = 0;
   double seconds = 0;
+  bool budget_exhausted = false; // stopped by max_seconds or by the source running out
 };
 
 // Per-sample statistic (1/k) (Σ_t x_t)ᵀ (Σ_t y_t), accumulated into `sum` and
@@ -31,6 +34,6 @@ void accumulate_stage1_statistic(const MatD& x, const MatD& y, MatD& sum, MatD& 
 // Deterministic for any thread count: samples are reduced in fixed blocks of
 // kStage1Block, and the blocks are added in order.
 constexpr int64_t kStage1Block = 4096;
-Stage1Result stage1_estimate_wsum(const SampleOracle& oracle, const Stage1Options& options);
+Stage1Result stage1_estimate_wsum(const SampleSource& source, const Stage1Options& options);
 
 }  // namespace mha

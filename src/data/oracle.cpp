@@ -1,0 +1,26 @@
+#include "data/oracle.hpp"
+
+#include <algorithm>
+
+namespace mha {
+
+LabelledBatch DatasetSource::draw(uint64_t first, int64_t count, int) const {
+  const int64_t begin = std::min<int64_t>(static_cast<int64_t>(first), x_.count);
+  const int64_t n = std::max<int64_t>(0, std::min(count, x_.count - begin));
+  LabelledBatch b;
+  b.x.kind = x_.kind;
+  b.x.k = x_.k;
+  b.x.d = x_.d;
+  b.x.count = n;
+  const int64_t per = int64_t{x_.k} * x_.d;
+  if (x_.kind == InputKind::boolean) {
+    const int64_t words = int64_t{x_.k} * words_per_token(x_.d);
+    b.x.bits.assign(x_.bits.begin() + begin * words, x_.bits.begin() + (begin + n) * words);
+  } else {
+    b.x.values.assign(x_.values.begin() + begin * per, x_.values.begin() + (begin + n) * per);
+  }
+  b.y.assign(y_.begin() + begin * per, y_.begin() + (begin + n) * per);
+  return b;
+}
+
+}  // namespace mha

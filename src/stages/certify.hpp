@@ -1,0 +1,64 @@
+// Stage 2, per row (MATH.md §3): certify that all heads attend in nearly the
+// same way, and turn a certified row into slab constraints on Θ.
+//
+// For an example (X, Y) and a row a, B = X Ŵ (row j is x_j Ŵ) and
+//   v̂ = argmin_v ‖y_a − vᵀB‖,   ρ = ‖y_a − v̂ᵀB‖.
+// Certification lemma: with C the km×d matrix of rows x_j W_i and c the vector
+// of A_i[a,j] − v̂_j, y_a − v̂ᵀB = cᵀC − v̂ᵀX(Ŵ − W_Σ), so if km ≤ d and
+// σ_min(C) > 0 then ‖c‖ ≤ δ := (ρ + ‖v̂ᵀX(W_Σ − Ŵ)‖) / σ_min(C). Every head then
+// satisfies, for j ≠ a,
+//   |⟨x_aᵀ(x_j − x_a), Θ_i⟩ − ln(v̂_j / v̂_a)| ≤ η_j := ln(1 + δ/(v̂_j − δ)) + ln(1 + δ/(v̂_a − δ)).
+// Proof: proofs/certification.md.
+//
+// The learner does not know W_i, so it bounds δ with two assumptions stated in
+// CertifyOptions (a lower bound on σ_min(C) and a bound on ‖W_Σ − Ŵ‖_op); when
+// the truth is known the report measures how often they were violated.
+#pragma once
+
+#include "model/layer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace mha {
+
+struct CertifyOptions {
+  double tau = 1e-3;          // certify when ρ ≤ tau · ‖y_a‖ (relative residual, as in the planning prototype)
+  double v_min = 0.05;        // every v̂_j ≥ v_min: one-hot patterns give useless constraints
+  double sigma_min = 1.0;     // assumed lower bound on σ_min(C)
+  double w_error = 0.0;       // assumed bound on ‖W_Σ − Ŵ‖_op (0 when Ŵ is exact)
+};
+
+enum class RowVerdict { certified, duplicate_tokens, rank_deficient, residual_too_large, below_v_min, too_uncertain };
+const char* to_string(RowVerdict verdict);
+
+struct RowCertificate {
+  RowVerdict verdict = RowVerdict::rank_deficient;
+  RowVec<double> v;           // v̂ (k entries)
+  double residual = 0;        // ρ
+  double relative_residual = 0;
+  double delta = 0;           // the δ used for the slab widths
+};
+
+// One slab |⟨a, Θ⟩ − b| ≤ eta, with a = vec(x_aᵀ(x_j − x_a)) (row-major d×d).
+struct SlabConstraint {
+  std::vector<double> a;
+  double b = 0;
+  double eta = 0;
+  int row = 0, other = 0;     // a and j
+};
+
+// Fast path: normal equations (k×k Cholesky) in double.
+RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matrix, int row, const CertifyOptions& o);
+
+// Slab half-width for a pattern entry v_j against v_a with ‖c‖ ≤ delta;
+// +inf when delta ≥ min(v_j, v_a).
+double slab_half_width(double v_j, double v_a, double delta);
+
+// The k−1 slabs of a certified row.
+std::vector<SlabConstraint> slabs_of_row(const MatD& x, int row, const RowCertificate& cert);
+
+// True when the k tokens are pairwise distinct.
+bool tokens_distinct(const MatD& x);
+
+}  // namespace mha
