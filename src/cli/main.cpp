@@ -18,7 +18,11 @@ int main(int argc, char** argv) {
   runners["sample"] = add_sample(app);
   runners["forward"] = add_forward(app);
   runners["import"] = add_import(app);
+  runners["stage1"] = add_stage1(app);
+  runners["sculpt"] = add_sculpt(app);
+  runners["study-wsum"] = add_study_wsum(app);
   runners["demo"] = add_demo(app);
+  runners["hard"] = add_hard(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,256 @@
+// stage1, sculpt: the first two stages of the learner on an instance (streaming
+// oracle) or on a dataset (.npy), with sample and time budgets.
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "data/instance_io.hpp"
+#include "data/npy.hpp"
+#include "data/oracle.hpp"
+#include "data/population.hpp"
+#include "stages/stage1_reference.hpp"
+#include "stages/stage1_wsum.hpp"
+#include "stages/stage2_sculpt.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace mha::cli {
+
+using nlohmann::json;
+
+namespace {
+json matrix_json(const MatD& a) {
+  json rows = json::array();
+  for (Eigen::Index r = 0; r < a.rows(); ++r) rows.push_back(std::vector<double>(a.row(r).data(), a.row(r).data() + a.cols()));
+  return rows;
+}
+
+// The source of samples: an instance's oracle or a dataset, plus the truth when known.
+struct Input {
+  std::string instance_path, x_path, y_path;
+  uint64_t seed = 1;
+  std::optional<Instance> instance;
+  std::unique_ptr<SampleSource> source;
+};
+
+void add_input_options(CLI::App* cmd, Input& in) {
+  cmd->add_option("instance", in.instance_path, "instance file (JSON): samples come from its oracle");
+  cmd->add_option("--x", in.x_path, "dataset inputs (.npy, (N,k,d)) instead of an instance");
+  cmd->add_option("--y", in.y_path, "dataset labels (.npy, (N,k,d) float64)");
+  cmd->add_option("--seed", in.seed, "sample seed of the oracle")->capture_default_str();
+}
+
+// Returns "" or an error line.
+std::string open_input(Input& in) {
+  const bool have_instance = !in.instance_path.empty();
+  const bool have_data = !in.x_path.empty() || !in.y_path.empty();
+  if (have_instance == have_data) return "give either an instance file or both --x and --y";
+  if (have_instance) {
+    InstanceReadResult r = read_instance(in.instance_path);
+    if (!r.ok) return r.error;
+    in.instance = std::move(r.instance);
+    in.source = std::make_unique<SampleOracle>(*in.instance, in.seed);
+    return "";
+  }
+  if (in.x_path.empty() || in.y_path.empty()) return "--x and --y must be given together";
+  NpyResult x = read_npy(in.x_path), y = read_npy(in.y_path);
+  if (!x.ok) return x.error;
+  if (!y.ok) return y.error;
+  if (auto e = check_dataset_shapes(x.array, y.array); !e.empty()) return e;
+  const int64_t n = x.array.shape[0];
+  const int k = static_cast<int>(x.array.shape[1]), d = static_cast<int>(x.array.shape[2]);
+  if (n < 1) return "the dataset is empty";
+  if (k > d) return "k = " + std::to_string(k) + " exceeds d = " + std::to_string(d);
+  InputBatch batch = x.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(x.array.i8, n, k, d)
+                                                     : dense_batch_from_values(x.array.f64, n, k, d);
+  in.source = std::make_unique<DatasetSource>(std::move(batch), std::move(y.array.f64));
+  return "";
+}
+
+json stage1_json(const Stage1Result& r, const Instance* truth) {
+  json j = {{"name", "stage1_wsum"}, {"samples", r.samples}, {"seconds", r.seconds}, {"budget_exhausted", r.budget_exhausted},
+            {"standard_error_max", r.standard_error.maxCoeff()}, {"standard_error_fro", r.standard_error.norm()}};
+  if (truth) {
+    const MatD w_sum = truth->layer.w_sum();
+    j["w_sum_rel_error"] = (r.w_hat - w_sum).norm() / w_sum.norm();
+  }
+  return j;
+}
+
+void print_stage1(const Stage1Result& r, const Instance* truth) {
+  std::printf("[stage 1] Ŵ from %lld samples in %.2f s; max standard error %.3e%s\n", (long long)r.samples, r.seconds,
+              r.standard_error.maxCoeff(), r.budget_exhausted ? " (budget exhausted)" : "");
+  if (truth) {
+    const MatD w_sum = truth->layer.w_sum();
+    std::printf("  ‖Ŵ − W_Σ‖_F / ‖W_Σ‖_F = %.4g\n", (r.w_hat - w_sum).norm() / w_sum.norm());
+  }
+}
+}  // namespace
+
+Runner add_stage1(CLI::App& app) {
+  auto* cmd = app.add_subcommand("stage1", "Stage 1: crude estimate Ŵ of W_Σ = Σ_i W_i (MATH.md §3)");
+  struct Args { Input in; int64_t samples = 1000000; int threads = default_threads(); double max_seconds = 0;
+                bool reference = false; int64_t reference_samples = 2000; unsigned precision = 200; std::string report, out; };
+  auto a = std::make_shared<Args>();
+  add_input_options(cmd, a->in);
+  cmd->add_option("--samples", a->samples, "samples to use")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--max-seconds", a->max_seconds, "time budget (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  cmd->add_flag("--reference", a->reference,
+                "also run the reference path: the population value Σ_i M(Θ_i) W_i by exact enumeration when k·d ≤ 20, and in "
+                "every case the fast vs MPFR statistic on the same first --reference-samples samples");
+  cmd->add_option("--reference-samples", a->reference_samples, "samples of the same-sample cross-check")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  cmd->add_option("--precision", a->precision, "MPFR bits of the reference")->capture_default_str()->check(CLI::Range(53u, 65536u));
+  cmd->add_option("--report", a->report, "JSON report to write");
+  cmd->add_option("-o,--output", a->out, "write Ŵ (JSON) here");
+  return [a] {
+    if (auto e = open_input(a->in); !e.empty()) return fail("stage1", kExitBadInput, e);
+    const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
+    if (a->reference && !truth) return fail("stage1", kExitBadInput, "--reference needs an instance (the MPFR labels come from it)");
+    Stage1Options o;
+    o.samples = a->samples;
+    o.threads = a->threads;
+    o.max_seconds = a->max_seconds;
+    const Stage1Result r = stage1_estimate_wsum(*a->in.source, o);
+    print_stage1(r, truth);
+    json stage = stage1_json(r, truth);
+    if (a->reference) {
+      const Stage1SameSampleCheck c = stage1_same_sample_check(*truth, a->in.seed, a->reference_samples, a->precision);
+      std::printf("  reference, same %lld samples with MPFR labels (%u bits): max |fast − ref| = %.3e, max ratio to the derived "
+                  "bound %.3g (fast %.3f s, reference %.3f s: %.0fx)\n",
+                  (long long)c.samples, a->precision, c.max_abs_diff, c.max_ratio, c.seconds_fast, c.seconds_reference,
+                  c.seconds_reference / std::max(c.seconds_fast, 1e-9));
+      stage["reference_same_sample"] = {{"samples", c.samples}, {"max_abs_diff", c.max_abs_diff}, {"max_ratio", c.max_ratio},
+                                        {"seconds_fast", c.seconds_fast}, {"seconds_reference", c.seconds_reference}};
+      if (c.max_ratio > 1) return fail("stage1", kExitFailedRun, "fast and reference stage 1 disagree beyond the derived bound");
+    }
+    if (a->reference && truth->k * truth->d() <= kMaxEnumerationBits) {
+      const MatD pop = population_stage1_mpfr(truth->layer, truth->k, a->precision);
+      const MatD z = (r.w_hat - pop).cwiseAbs().cwiseQuotient(r.standard_error.cwiseMax(1e-300));
+      const MatD w_sum = truth->layer.w_sum();
+      std::printf("  reference (exact enumeration, %u bits): ‖E[Ŵ] − W_Σ‖_F/‖W_Σ‖_F = %.4g (the W-sum lemma's bias);\n"
+                  "  fast vs reference: max |Ŵ − E[Ŵ]| / SE = %.2f over %d entries\n",
+                  a->precision, (pop - w_sum).norm() / w_sum.norm(), z.maxCoeff(), int(z.size()));
+      stage["reference_bias_rel"] = (pop - w_sum).norm() / w_sum.norm();
+      stage["reference_max_z"] = z.maxCoeff();
+    }
+    json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
+                    {"samples", a->samples}, {"max_seconds", a->max_seconds}};
+    if (!a->report.empty()) {
+      json rep = {{"stages", json::array({stage})}, {"provenance", make_provenance("stage1", options)}};
+      if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("stage1", kExitFailedRun, e);
+    }
+    if (!a->out.empty()) {
+      json w = {{"format", "mhalearn.matrix"}, {"name", "w_hat"}, {"matrix", matrix_json(r.w_hat)},
+                {"standard_error", matrix_json(r.standard_error)}, {"provenance", make_provenance("stage1", options)}};
+      if (auto e = write_json_atomically(a->out, w); !e.empty()) return fail("stage1", kExitFailedRun, e);
+    }
+    return r.samples > 0 ? kExitOk : fail("stage1", kExitFailedRun, "no samples were available");
+  };
+}
+
+Runner add_sculpt(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sculpt", "Stage 2: certify coincident attention rows and sculpt the convex body K (MATH.md §3)");
+  struct Args { Input in; std::string w_source = "stage1"; int64_t stage1_samples = 1000000; SculptOptions o;
+                std::string rows = "all"; double sigma_min = 0; int m = 0; int threads = default_threads(); std::string report, out; };
+  auto a = std::make_shared<Args>();
+  add_input_options(cmd, a->in);
+  cmd->add_option("--m", a->m, "number of heads (needed with --x/--y; taken from the instance otherwise)")->check(CLI::Range(1, 64));
+  cmd->add_option("--w-sum", a->w_source, "W_Σ estimate: stage1 (run stage 1 first) or oracle (exact, from the instance)")
+      ->capture_default_str()->check(CLI::IsMember({"stage1", "oracle"}));
+  cmd->add_option("--stage1-samples", a->stage1_samples, "samples for stage 1")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--tau", a->o.certify.tau, "certify when ρ ≤ τ‖y_a‖")->capture_default_str()->check(CLI::Range(0.0, 1e3));
+  cmd->add_option("--v-min", a->o.certify.v_min, "smallest allowed pattern entry")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--sigma-min", a->sigma_min, "assumed lower bound on σ_min(C) (0: 0.5(√d − √(km)))")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--w-error", a->o.certify.w_error, "assumed bound on ‖W_Σ − Ŵ‖_op")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--rows", a->rows, "certify all rows or only the first (the paper)")->capture_default_str()->check(CLI::IsMember({"all", "first"}));
+  cmd->add_option("--radius", a->o.radius, "R of the ball ‖Θ‖_F ≤ R")->capture_default_str()->check(CLI::Range(1e-9, 1e9));
+  cmd->add_option("--target", a->o.target_constraints, "stop once this many constraints are kept (0: 3d²)")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--max-samples", a->o.max_samples, "sample budget of stage 2")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--max-seconds", a->o.max_seconds, "time budget of stage 2 (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--report", a->report, "JSON report to write");
+  cmd->add_option("-o,--output", a->out, "write the body K (JSON) here");
+  return [a] {
+    if (auto e = open_input(a->in); !e.empty()) return fail("sculpt", kExitBadInput, e);
+    const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
+    const SampleSource& source = *a->in.source;
+    const int m = truth ? truth->m() : a->m;
+    if (m < 1) return fail("sculpt", kExitBadInput, "with --x/--y give the number of heads with --m");
+    if (a->w_source == "oracle" && !truth) return fail("sculpt", kExitBadInput, "--w-sum oracle needs an instance");
+    if (source.k() * m > source.d())
+      std::fprintf(stderr, "mhalearn sculpt: warning: k·m = %d > d = %d, the certification lemma does not apply\n", source.k() * m, source.d());
+    json stages = json::array();
+    MatD w_hat;
+    int64_t used = 0;
+    if (a->w_source == "oracle") {
+      w_hat = truth->layer.w_sum();
+      std::printf("[stage 1] skipped: W_Σ given exactly by the instance (oracle)\n");
+    } else {
+      Stage1Options o1;
+      o1.samples = a->stage1_samples;
+      o1.threads = a->threads;
+      const Stage1Result r1 = stage1_estimate_wsum(source, o1);
+      print_stage1(r1, truth);
+      stages.push_back(stage1_json(r1, truth));
+      w_hat = r1.w_hat;
+      used = r1.samples;
+    }
+    SculptOptions o = a->o;
+    o.all_rows = a->rows == "all";
+    o.threads = a->threads;
+    o.first_sample = used;  // fresh samples for stage 2
+    o.certify.sigma_min = a->sigma_min > 0 ? a->sigma_min : default_sigma_min(source.d(), source.k(), m);
+    const SculptResult s = sculpt_body(source, w_hat, m, o, truth ? &truth->layer : nullptr);
+    const SculptReport& r = s.report;
+    std::printf("[stage 2] %lld samples, %lld rows examined, %lld certified (%lld from row 0 alone: all rows give %.2fx), "
+                "%lld constraints, %.2f s, %.3g rows/s%s\n",
+                (long long)r.samples, (long long)r.rows_examined, (long long)r.rows_certified, (long long)r.rows_certified_first_row,
+                r.rows_certified_first_row ? double(r.rows_certified) / r.rows_certified_first_row : 0.0,
+                (long long)r.constraints, r.seconds, r.rows_per_second, r.budget_exhausted ? " (budget exhausted before the target)" : "");
+    std::printf("  verdicts:");
+    for (int v = 0; v < 6; ++v) std::printf(" %s %lld", to_string(static_cast<RowVerdict>(v)), (long long)r.verdicts[v]);
+    std::printf("\n  numerical rank %d of %d, gap s_%d/s_%d = %.3g; assumed σ_min(C) = %.3g\n", r.numerical_rank,
+                source.d() * source.d(), m - 1, m - 2, r.gap, o.certify.sigma_min);
+    json stage = {{"name", "stage2_sculpt"}, {"samples", r.samples}, {"seconds", r.seconds}, {"rows_examined", r.rows_examined},
+                  {"rows_certified", r.rows_certified}, {"rows_certified_first_row", r.rows_certified_first_row},
+                  {"constraints", r.constraints}, {"numerical_rank", r.numerical_rank}, {"gap", r.gap},
+                  {"smallest_singular_values", r.smallest_singular_values}, {"rows_per_second", r.rows_per_second},
+                  {"budget_exhausted", r.budget_exhausted}, {"tau", o.certify.tau}, {"v_min", o.certify.v_min},
+                  {"sigma_min_assumed", o.certify.sigma_min}, {"w_error_assumed", o.certify.w_error}, {"w_sum_source", a->w_source}};
+    json verdicts;
+    for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = r.verdicts[v];
+    stage["verdicts"] = verdicts;
+    if (r.truth) {
+      const SculptTruth& t = *r.truth;
+      double worst = 0;
+      for (double v : t.theta_violation) worst = std::max(worst, v);
+      std::printf("  truth: hull error max_i dist(Θ_i, hull)/‖Θ_i‖ = %.3e, hull angle %.3e rad, max slab violation of a true Θ_i %.3e, "
+                  "rows with σ_min(C) below the assumption %lld\n",
+                  t.hull_error, t.hull_angle, worst, (long long)t.sigma_assumption_violated);
+      stage["truth"] = {{"hull_error", t.hull_error}, {"hull_angle", t.hull_angle}, {"theta_violation", t.theta_violation},
+                        {"theta_in_ball", t.theta_in_ball}, {"sigma_assumption_violated", t.sigma_assumption_violated}};
+    }
+    stages.push_back(stage);
+    json options = {{"instance", a->in.instance_path}, {"seed", a->in.seed}, {"w_sum", a->w_source}, {"tau", o.certify.tau},
+                    {"v_min", o.certify.v_min}, {"rows", a->rows}, {"max_samples", o.max_samples}, {"max_seconds", o.max_seconds}};
+    if (!a->report.empty()) {
+      json rep = {{"stages", stages}, {"provenance", make_provenance("sculpt", options)}};
+      if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("sculpt", kExitFailedRun, e);
+    }
+    if (!a->out.empty()) {
+      json slabs = json::array();
+      for (const auto& sl : s.body.slabs()) slabs.push_back({{"a", sl.a}, {"b", sl.b}, {"eta", sl.eta}});
+      json body = {{"format", "mhalearn.body"}, {"schema_version", 1}, {"dim", s.body.dim()}, {"radius", s.body.radius()},
+                   {"slabs", slabs}, {"provenance", make_provenance("sculpt", options)}};
+      if (auto e = write_json_atomically(a->out, body); !e.empty()) return fail("sculpt", kExitFailedRun, e);
+    }
+    if (r.constraints == 0) return fail("sculpt", kExitFailedRun, "no row was certified within the budget; raise --tau or the budget");
+    return kExitOk;
+  };
+}
+
+}  // namespace mha::cli

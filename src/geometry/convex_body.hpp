@@ -1,0 +1,165 @@
+// The convex body of stage 2 (MATH.md §3) and its programs, fast path.
+//
+// The unknown Θ ∈ R^{d×d} is flattened row-major to θ ∈ R^n, n = d². The body is
+//
+//   K = { θ : |⟨a_r, θ⟩ − b_r| ≤ η_r for every slab r,  ‖θ‖_2 ≤ R }.
+//
+// Widths and optima are linear programs over the polytope
+//
+//   P = { θ : |⟨a_r, θ⟩ − b_r| ≤ η_r for every r,  |θ_c| ≤ R for every c } ⊇ K
+//
+// (the box replaces the ball so that widths are LPs; P ⊇ K, so a width of P
+// bounds the width of K from above, and P ⊆ √n·R-ball).
+//
+// Fast path: double precision, COIN-OR CLP (dual simplex for LPs; barrier and
+// primal simplex for the QP). Every optimum comes with an a posteriori bound
+// on its error computed from CLP's primal and dual solutions in rigorous
+// (upward-bumped) double arithmetic, with `certified` saying whether that bound
+// rests on no assumption about the solver; proofs/convex_body_programs.md
+// derives them. Failures are reported in `status` and `message`, never as a
+// silently wrong value. The exact reference is geometry/exact_programs.hpp.
+//
+// Contract (in the fplll style of named exactness levels):
+//   max_violation / contains   @fast: double arithmetic, rounding not accounted
+//                              (exact_contains in exact_programs.hpp is exact)
+//   maximise / minimise / width / min_norm_point
+//                              @certified when `certified`: the true optimum is
+//                              within `error_bound` of the returned value, proved
+//                              from the returned certificate; @heuristic otherwise
+//                              (the bound then assumes what `message` says)
+//   least_squares_centre       @fast: a thin SVD in double, no guarantee beyond
+//                              backward stability of the SVD
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mha {
+
+// One slab |⟨a, θ⟩ − b| ≤ eta.
+struct Slab {
+  std::vector<double> a;
+  double b = 0;
+  double eta = 0;
+};
+
+class ConvexBody {
+ public:
+  // n ≥ 1 unknowns, radius R > 0 (finite) of the ball ‖θ‖_2 ≤ R and of the box |θ_c| ≤ R.
+  // Throws std::invalid_argument otherwise.
+  ConvexBody(int n, double radius);
+
+  // Throws std::invalid_argument when a.size() != n, when a, b or eta is not finite,
+  // or when eta < 0.
+  void add(Slab s);
+
+  int dim() const { return n_; }
+  double radius() const { return radius_; }
+  const std::vector<Slab>& slabs() const { return slabs_; }
+  std::size_t size() const { return slabs_.size(); }
+
+  // max( max_r (|⟨a_r,θ⟩ − b_r| − η_r)_+ , (‖θ‖_2 − R)_+ ), evaluated in double.
+  // contains(θ) = max_violation(θ) ≤ 0. Throws on a wrong size.
+  double max_violation(const Eigen::VectorXd& theta) const;
+  bool contains(const Eigen::VectorXd& theta) const;
+
+  // Weighted least-squares centre. With weights w_r = 1/max(η_r, φ_r), where
+  // φ_r = n·u·(|b_r| + ‖a_r‖_2·R) (u = 2⁻⁵³: the rounding level of evaluating the
+  // residual at a point of the ball, so an exact constraint η_r = 0 gets a finite
+  // weight), let M be the N×n matrix with rows w_r a_rᵀ and c the vector w_r b_r:
+  // the centre minimises ‖Mθ − c‖² = Σ_r ((⟨a_r,θ⟩ − b_r)/max(η_r, φ_r))².
+  // From a thin SVD M = U S Vᵀ (rows padded with zeros when N < n):
+  //   singular_values  all n singular values of M, ascending (zeros when N < n);
+  //   free_basis       free × n, rows = right singular vectors of the `free`
+  //                    smallest singular values (orthonormal);
+  //   x0               Σ over the n − free largest singular values s_i > threshold of
+  //                    (u_iᵀc / s_i) v_i: the minimum-norm least-squares solution
+  //                    restricted to the constrained directions;
+  //   gap              s_free / s_{free−1} in ascending order (smallest constrained
+  //                    over largest free); +inf when free = 0 or s_{free−1} = 0 < s_free,
+  //                    1 when both are 0 (no separation);
+  //   rank             #{ s_i > threshold }, threshold = s_max·n·ε (Eigen's SVD
+  //                    convention, ε = 2⁻⁵²);
+  //   weighted_residual ‖M x0 − c‖_2.
+  // Requires 0 ≤ free ≤ n (throws otherwise).
+  struct Centre {
+    Eigen::VectorXd x0;
+    Eigen::MatrixXd free_basis;
+    Eigen::VectorXd singular_values;
+    double gap = 0;
+    int rank = 0;
+    double threshold = 0;
+    double weighted_residual = 0;
+  };
+  Centre least_squares_centre(int free) const;
+
+  // max / min ⟨u, θ⟩ over P. `value` = fl(⟨u, x⟩) for the returned x ∈ box;
+  // `error_bound` ≥ |value − true optimum over P|; `lower`/`upper` bracket the
+  // true optimum (upper from a dual certificate, lower from x when x is verified
+  // to lie in P). `certified`: the bracket is rigorous (x verified in P with
+  // rounding accounted); when false, the side of the bracket on x's side assumes
+  // the optimal dual is no larger than CLP's on the rows x violates (message says).
+  // For `infeasible`, `certified` means a Farkas certificate proved P empty.
+  // `unbounded` cannot happen (the box bounds P) and is reported as failed.
+  struct LpResult {
+    enum Status { optimal, infeasible, unbounded, failed } status = failed;
+    double value = 0;
+    Eigen::VectorXd x;
+    double error_bound = 0;
+    double lower = 0, upper = 0;
+    bool certified = false;
+    int iterations = 0;
+    std::string message;
+  };
+  LpResult maximise(const Eigen::VectorXd& u) const;
+  LpResult minimise(const Eigen::VectorXd& u) const;
+
+  // width = max.value − min.value, error_bound ≥ |width − true width of P along u|.
+  // When either LP is not optimal, width = NaN and the statuses say why.
+  struct Width {
+    LpResult max, min;
+    double width = 0;
+    double error_bound = 0;
+  };
+  Width width(const Eigen::VectorXd& u) const;
+
+  // The minimum-Euclidean-norm point of the slabs alone (no ball, no box):
+  //   min ½‖θ‖²  s.t.  b_r − η_r ≤ ⟨a_r, θ⟩ ≤ b_r + η_r.
+  // If it lies in the ball it is the minimum-norm point of K; if it does not, K is
+  // empty (every point of the slabs is at least as long). `error_bound` ≥ ‖x − x*‖
+  // (a duality-gap bound: ≈ √(u)·scale at best, see the proof file); `norm` = ‖x‖_2;
+  // `inside_ball` = ‖x‖_2 ≤ R (upward-rounded), which with `certified` proves x ∈ K.
+  // `infeasible`: P = slabs ∩ box was found empty first (an LP with the box; with
+  // `certified`, by a Farkas certificate), hence K = ∅; the slabs themselves may
+  // still meet far outside the box, where this function does not look.
+  // Method: that feasibility LP, then CLP's barrier (only once P is certified
+  // nonempty: the barrier aborts the process on infeasible problems) and a primal
+  // simplex crossover; the best certified of CLP's point, its active-set polish and
+  // the barrier point is returned.
+  struct QpResult {
+    enum Status { optimal, infeasible, failed } status = failed;
+    Eigen::VectorXd x;
+    double norm = 0;
+    double error_bound = 0;
+    bool inside_ball = false;
+    bool certified = false;
+    std::string message;
+  };
+  QpResult min_norm_point() const;
+
+ private:
+  LpResult optimise(const Eigen::VectorXd& u, double sense) const;
+  void check_vector(const Eigen::VectorXd& v, const char* what) const;
+
+  int n_;
+  double radius_;
+  std::vector<Slab> slabs_;
+};
+
+const char* to_string(ConvexBody::LpResult::Status s);
+const char* to_string(ConvexBody::QpResult::Status s);
+
+}  // namespace mha

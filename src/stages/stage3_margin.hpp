@@ -1,0 +1,59 @@
+// Stage 3 (MATH.md §3): refine W_Σ with large-margin events of a proxy.
+//
+// For a proxy P (the minimum-norm point of K) and a row a, ℓ = x_a P Xᵀ and the
+// margin μ = ℓ_(1) − ℓ_(2). When μ is large, every true head is (with high
+// probability) nearly one-hot on j* = argmax ℓ as well, so y_a ≈ x_{j*} W_Σ
+// (margin stability, proofs/margin_stability.md). Many such pairs (x_{j*}, y_a)
+// give W_Σ by least squares. The threshold is adaptive — the top
+// `accept_fraction` of margins in a pilot sample — because a fixed absolute
+// threshold often accepts nothing. The fit is robust: events whose residual
+// exceeds `trim` times the median are dropped and the fit repeated.
+#pragma once
+
+#include "data/oracle.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace mha {
+
+struct MarginOptions {
+  double accept_fraction = 1e-4;  // adaptive threshold: this top fraction of pilot margins
+  int64_t pilot_samples = 100000;
+  int64_t target_events = 0;      // 0: 16·d
+  int64_t max_samples = 20000000;
+  double max_seconds = 0;
+  double trim = 5.0;              // drop events with residual > trim · median, then refit
+  int threads = 1;
+  uint64_t first_sample = 0;
+};
+
+struct MarginTruth {
+  double w_sum_rel_error = 0;            // ‖Ŵ − W_Σ‖_F / ‖W_Σ‖_F
+  double true_not_large_margin = 0;      // fraction of accepted events where some true head has argmax ≠ j* or margin < threshold
+  double true_not_argmax = 0;            // fraction where some true head's argmax ≠ j*
+};
+
+struct MarginReport {
+  double threshold = 0;      // the margin threshold used
+  int64_t pilot_samples = 0;
+  int64_t samples = 0;       // after the pilot
+  int64_t events = 0, events_kept = 0;
+  int event_rank = 0;        // rank of the matrix of accepted tokens x_{j*} (d needed)
+  double seconds = 0;
+  bool budget_exhausted = false;
+  std::optional<MarginTruth> truth;
+};
+
+struct MarginResult {
+  MatD w_sum;
+  MarginReport report;
+};
+
+// Margin of one logit row and its argmax.
+double logit_margin(const RowVec<double>& logits, int& argmax);
+
+MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const MarginOptions& options,
+                         const Layer* truth = nullptr);
+
+}  // namespace mha
