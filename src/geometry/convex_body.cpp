@@ -71,7 +71,6 @@ class Dot2 {
     const double ku = static_cast<double>(std::max(k_, 1)) * kUnitRoundoff;
     return up(1.01 * (kUnitRoundoff * std::abs(value()) + ku * ku * abs_));
   }
-  double abs_sum() const { return abs_; }
 
  private:
   double p_ = 0, s_ = 0, abs_ = 0;
@@ -342,8 +341,7 @@ Eigen::VectorXd polish(const ClpSimplex& model, const SlabData& d, const Eigen::
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int r = rows[i];
     const double side = residual(r) >= 0 ? 1.0 : -1.0;
-    double target = d.b(r) + side * (d.eta(r) - tighten(r));
-    rhs(i) = target;
+    rhs(i) = d.b(r) + side * (d.eta(r) - tighten(r));
     for (std::size_t j = 0; j < free_cols.size(); ++j) m(i, j) = d.a(r, free_cols[j]);
   }
   if (free_cols.size() < static_cast<std::size_t>(n)) {
