@@ -5,7 +5,11 @@
 //   ‖v_fast − v*‖ ≤ Δ := ‖B (Bᵀ v_fast − y_aᵀ)‖ / σ_min(B)²   (evaluated in MPFR),
 // the 200-bit reference is within 2^-100 (1 + ‖v*‖) of v*, and the slab centre
 // ln(v_j/v_a) moves by at most Δ'/(v_j − Δ') + Δ'/(v_a − Δ') + 4u|b|, Δ' = Δ + 2^-100(1 + ‖v*‖).
+// Residual: |ρ_fast − ρ*| ≤ ‖y_fast,a − y_a‖ + σ_max(B)Δ + ‖v_fast‖‖B_fast − B‖_F
+//   + γ_{k+d+1}(‖y_fast,a‖ + ‖v_fast‖‖B_fast‖_F), with ‖y_fast − y‖ from forward_error_bound,
+// |B_fast − B| ≤ γ_d |X||Ŵ| entrywise, and ‖B‖ ≤ ‖B_fast‖_F + ‖B_fast − B‖_F.
 #include "generators.hpp"
+#include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "property.hpp"
 #include "stages/certify.hpp"
@@ -37,6 +41,15 @@ TEST_CASE("certification: fast agrees with the reference within the a posteriori
       const double delta = fast_solution_error_bound(layer, x, w_hat, a, fast.v, 200) +
                            std::ldexp(1.0 + ref.v.norm(), -100);
       RC_ASSERT((fast.v - ref.v).norm() <= delta * (1 + 0x1p-50) + 0x1p-53 * ref.v.norm());
+      {
+        const double u = 0x1p-53, gd = d * u / (1 - d * u), gr = (k + d + 1) * u / (1 - (k + d + 1) * u);
+        const double y_err = forward_error_bound(layer, x).row(a).norm();
+        const double b_err = gd * (x.cwiseAbs() * w_hat.cwiseAbs()).norm();
+        const double b_norm = b.norm() + b_err;
+        const double residual_tol = y_err + b_norm * delta + fast.v.norm() * b_err +
+                                    gr * (y.row(a).norm() + fast.v.norm() * b.norm()) + std::ldexp(1.0 + ref.residual, -100);
+        RC_ASSERT(std::abs(fast.residual - ref.residual) <= residual_tol * (1 + 0x1p-50) + u * ref.residual);
+      }
       for (int j = 0; j < k; ++j) {
         if (j == a || !(ref.v(j) > 2 * delta && ref.v(a) > 2 * delta)) continue;
         const double bf = std::log(fast.v(j) / fast.v(a)), br = std::log(ref.v(j) / ref.v(a));
