@@ -2,6 +2,7 @@
 // oracle) or on a dataset (.npy), with sample and time budgets.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/input.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
 #include "data/oracle.hpp"
@@ -25,48 +26,6 @@ json matrix_json(const MatD& a) {
   json rows = json::array();
   for (Eigen::Index r = 0; r < a.rows(); ++r) rows.push_back(std::vector<double>(a.row(r).data(), a.row(r).data() + a.cols()));
   return rows;
-}
-
-// The source of samples: an instance's oracle or a dataset, plus the truth when known.
-struct Input {
-  std::string instance_path, x_path, y_path;
-  uint64_t seed = 1;
-  std::optional<Instance> instance;
-  std::unique_ptr<SampleSource> source;
-};
-
-void add_input_options(CLI::App* cmd, Input& in) {
-  cmd->add_option("instance", in.instance_path, "instance file (JSON): samples come from its oracle");
-  cmd->add_option("--x", in.x_path, "dataset inputs (.npy, (N,k,d)) instead of an instance");
-  cmd->add_option("--y", in.y_path, "dataset labels (.npy, (N,k,d) float64)");
-  cmd->add_option("--seed", in.seed, "sample seed of the oracle")->capture_default_str();
-}
-
-// Returns "" or an error line.
-std::string open_input(Input& in) {
-  const bool have_instance = !in.instance_path.empty();
-  const bool have_data = !in.x_path.empty() || !in.y_path.empty();
-  if (have_instance == have_data) return "give either an instance file or both --x and --y";
-  if (have_instance) {
-    InstanceReadResult r = read_instance(in.instance_path);
-    if (!r.ok) return r.error;
-    in.instance = std::move(r.instance);
-    in.source = std::make_unique<SampleOracle>(*in.instance, in.seed);
-    return "";
-  }
-  if (in.x_path.empty() || in.y_path.empty()) return "--x and --y must be given together";
-  NpyResult x = read_npy(in.x_path), y = read_npy(in.y_path);
-  if (!x.ok) return x.error;
-  if (!y.ok) return y.error;
-  if (auto e = check_dataset_shapes(x.array, y.array); !e.empty()) return e;
-  const int64_t n = x.array.shape[0];
-  const int k = static_cast<int>(x.array.shape[1]), d = static_cast<int>(x.array.shape[2]);
-  if (n < 1) return "the dataset is empty";
-  if (k > d) return "k = " + std::to_string(k) + " exceeds d = " + std::to_string(d);
-  InputBatch batch = x.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(x.array.i8, n, k, d)
-                                                     : dense_batch_from_values(x.array.f64, n, k, d);
-  in.source = std::make_unique<DatasetSource>(std::move(batch), std::move(y.array.f64));
-  return "";
 }
 
 json stage1_json(const Stage1Result& r, const Instance* truth) {

@@ -18,5 +18,6 @@ Runner add_hard(CLI::App& app);
 Runner add_stage1(CLI::App& app);
 Runner add_sculpt(CLI::App& app);
 Runner add_study_wsum(CLI::App& app);
+Runner add_learn(CLI::App& app);
 
 }  // namespace mha::cli

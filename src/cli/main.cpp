@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   runners["stage1"] = add_stage1(app);
   runners["sculpt"] = add_sculpt(app);
   runners["study-wsum"] = add_study_wsum(app);
+  runners["learn"] = add_learn(app);
   runners["demo"] = add_demo(app);
   runners["hard"] = add_hard(app);
   try {

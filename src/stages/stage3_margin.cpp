@@ -2,6 +2,7 @@
 
 #include "util/progress.hpp"
 
+#include <Eigen/Cholesky>
 #include <Eigen/QR>
 
 #include <algorithm>
@@ -123,6 +124,19 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
     for (char c : keep) kept += c;
     if (kept >= d && kept < rep.events) result.w_sum = least_squares(events, keep, d);
     rep.events_kept = kept;
+    MatD tokens_kept(kept, d);
+    double residual2 = 0;
+    for (size_t e = 0, row = 0; e < events.size(); ++e)
+      if (keep[e]) {
+        tokens_kept.row(row++) = events[e].token;
+        residual2 += (events[e].token * result.w_sum - events[e].label).squaredNorm();
+      }
+    if (kept > d) {
+      const MatD gram = tokens_kept.transpose() * tokens_kept;
+      const double trace_inverse = gram.ldlt().solve(MatD::Identity(d, d)).trace();
+      rep.standard_error = std::sqrt(std::max(trace_inverse, 0.0) * residual2 / double(kept - d));
+      rep.relative_standard_error = rep.standard_error / std::max(result.w_sum.norm(), 1e-300);
+    }
   }
   if (truth && !events.empty()) {
     MarginTruth t;

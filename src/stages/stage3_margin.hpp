@@ -40,6 +40,11 @@ struct MarginReport {
   int64_t samples = 0;       // after the pilot
   int64_t events = 0, events_kept = 0;
   int event_rank = 0;        // rank of the matrix of accepted tokens x_{j*} (d needed)
+  // The fit's own error estimate, ‖Ŵ − W_Σ‖_F ≈ √(tr((TᵀT)⁻¹) · ‖residual‖_F² / (n − d))
+  // over the kept events (tokens T): the least-squares standard error, blind to the
+  // bias of events where a true head was not large-margin.
+  double standard_error = 0;
+  double relative_standard_error = 0;  // standard_error / ‖Ŵ‖_F
   double seconds = 0;
   bool budget_exhausted = false;
   std::optional<MarginTruth> truth;

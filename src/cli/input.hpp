@@ -1,0 +1,27 @@
+// Where a stage command's samples come from: an instance's streaming oracle
+// (the truth is then known and used for the report) or a dataset of .npy files.
+#pragma once
+
+#include "data/oracle.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mha::cli {
+
+struct Input {
+  std::string instance_path, x_path, y_path;
+  uint64_t seed = 1;
+  std::optional<Instance> instance;
+  std::unique_ptr<SampleSource> source;
+};
+
+void add_input_options(CLI::App* cmd, Input& in);
+
+// Returns "" or an error line.
+std::string open_input(Input& in);
+
+}  // namespace mha::cli

@@ -1,0 +1,47 @@
+#include "learn/evaluate.hpp"
+
+#include "data/oracle.hpp"
+#include "stages/stage6_net.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace mha {
+
+LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads) {
+  const int m = truth.m();
+  if (learned.m() != m || learned.d() != truth.d()) throw std::invalid_argument("compare_layers: shapes differ");
+  if (m > 8) throw std::invalid_argument("compare_layers: m > 8 heads (m! permutations)");
+  auto rel = [](const MatD& a, const MatD& b) { return (a - b).norm() / std::max(b.norm(), 1e-300); };
+  std::vector<int> perm(m);
+  std::iota(perm.begin(), perm.end(), 0);
+  LayerErrors best;
+  double best_score = INFINITY;
+  do {
+    double score = 0;
+    for (int i = 0; i < m; ++i) {
+      const double t = rel(learned.heads[perm[i]].theta, truth.layer.heads[i].theta);
+      const double w = rel(learned.heads[perm[i]].w, truth.layer.heads[i].w);
+      score += t * t + w * w;
+    }
+    if (score < best_score) {
+      best_score = score;
+      best.permutation = perm;
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  for (int i = 0; i < m; ++i) {
+    best.theta_rel.push_back(rel(learned.heads[best.permutation[i]].theta, truth.layer.heads[i].theta));
+    best.w_rel.push_back(rel(learned.heads[best.permutation[i]].w, truth.layer.heads[i].w));
+  }
+  best.theta_max_rel = *std::max_element(best.theta_rel.begin(), best.theta_rel.end());
+  best.w_max_rel = *std::max_element(best.w_rel.begin(), best.w_rel.end());
+  if (test_samples > 0) {
+    const SampleOracle test(truth, seed, Stream::test_inputs);
+    best.test_relative_error = relative_error(learned, test.draw(0, test_samples, threads), threads);
+    best.test_samples = test_samples;
+  }
+  return best;
+}
+
+}  // namespace mha

@@ -1,0 +1,49 @@
+// Polishing (beyond the paper's stages; MATH.md §3, end of stage 6): local
+// Levenberg–Marquardt on all parameters from the stage-6 winner, reported
+// separately from the paper's stages.
+//
+// Variable projection: the W_i enter linearly, so for given Θ they are the
+// least-squares solution W(Θ) of the shared design (stages/w_least_squares.hpp)
+// and only Θ = (Θ_1..Θ_m) is iterated, minimising ‖r(Θ)‖² with
+// r(Θ) = D(Θ) W(Θ) − Y. With Kaufman's approximation the Jacobian is P⊥ J_Θ,
+// where P⊥ projects each output column's residual onto the orthogonal
+// complement of range(D) and J_Θ is the Jacobian of F with W held fixed
+// (stages/attention_jacobian.hpp). Because the problem is realizable and
+// noiseless, the minimum is 0 and Gauss–Newton converges quadratically near it.
+#pragma once
+
+#include "data/oracle.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mha {
+
+struct PolishOptions {
+  int64_t samples = 0;             // 0: max(256, 16·m·d/k) — rows N·k·d ≫ m·d² unknowns
+  int64_t validation_samples = 0;  // 0: 256
+  int max_iterations = 40;
+  double target = 1e-32;           // stop when the relative training error Σr²/ΣY² falls below this
+  double floor = 1e-24;            // below this error, a step that does not halve it ends the run (rounding floor)
+  int threads = 1;
+  uint64_t first_sample = 0;
+};
+
+struct PolishReport {
+  int iterations = 0;
+  std::vector<double> train_error;  // relative training error after each accepted step (first: the start)
+  double validation_error_before = 0, validation_error_after = 0;
+  std::string stop_reason;
+  int64_t samples = 0;
+  double seconds = 0;
+};
+
+struct PolishResult {
+  Layer layer;
+  PolishReport report;
+};
+
+PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& options);
+
+}  // namespace mha

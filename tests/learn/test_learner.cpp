@@ -1,0 +1,48 @@
+#include "learn/learner.hpp"
+#include "model/instance_gen.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace mha;
+
+TEST_CASE("the learner recovers a (12,2,2) instance end to end, and the run is reproducible", "[learn]") {
+  GenerateOptions g;
+  g.d = 12;
+  g.k = 2;
+  g.m = 2;
+  g.scale = 5;
+  g.seed = 2;
+  const GenerateResult gen = generate_instance(g);
+  REQUIRE(gen.ok);
+  const SampleOracle oracle(gen.instance, 1);
+  LearnOptions o;
+  o.m = 2;
+  o.threads = 2;
+  o.reference = false;  // the reference paths have their own tests (test_stage5, convex body)
+  o.test_samples = 4000;
+  const LearnResult r = learn_layer(oracle, o, &gen.instance);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  REQUIRE(r.report.errors_before_polish.has_value());
+  // The paper's stages alone: measured 1e-4..1e-3 at d = 12..16 (docs/learner.md).
+  CHECK(r.report.errors_before_polish->theta_max_rel < 1e-2);
+  CHECK(r.report.errors_before_polish->w_max_rel < 1e-2);
+  // Polished: machine precision, as gradient training reaches on such instances.
+  CHECK(r.report.errors->theta_max_rel < 1e-10);
+  CHECK(r.report.errors->w_max_rel < 1e-10);
+  CHECK(r.report.errors->test_relative_error < 1e-20);
+  // Samples: every stage's count adds up to the total.
+  int64_t sum = r.report.validation_samples;
+  for (const auto& s : r.report.stages) sum += s.samples;
+  CHECK(sum == r.report.samples_total);
+  // Same seed and options ⇒ same result, whatever the thread count.
+  LearnOptions o1 = o;
+  o1.threads = 1;
+  o1.polish = false;
+  const LearnResult r1 = learn_layer(oracle, o1, &gen.instance);
+  REQUIRE(r1.report.ok);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(r1.layer.heads[i].theta == r.paper_layer.heads[i].theta);
+    CHECK(r1.layer.heads[i].w == r.paper_layer.heads[i].w);
+  }
+}
