@@ -1,6 +1,7 @@
 // demo: the main job. Generates the default instance, samples it, reports its
 // conditions, cross-checks the fast forward pass against the MPFR reference,
-// and runs stage 1. Later stages extend it to the full learner.
+// and learns the instance end to end (stages 1–6, then polishing) with the
+// per-stage report.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "data/instance_io.hpp"
@@ -11,7 +12,7 @@
 #include "model/forward_reference.hpp"
 #include "model/instance_gen.hpp"
 #include "numeric/precision.hpp"
-#include "stages/stage1_wsum.hpp"
+#include "learn/learner.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -27,10 +28,11 @@ Runner add_demo(CLI::App& app) {
   struct Args {
     GenerateOptions gen;
     std::string out = "mhalearn-demo";
-    int64_t samples = 1000000, written = 1000, checked = 256;
+    int64_t written = 1000, checked = 256;
+    LearnOptions learn;
+    bool no_polish = false, no_reference = false;
     uint64_t sample_seed = 1;
     unsigned precision = kDefaultPrecisionBits;
-    int threads = default_threads();
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--d", a->gen.d, "token dimension")->capture_default_str()->check(CLI::Range(1, 1024));
@@ -39,12 +41,12 @@ Runner add_demo(CLI::App& app) {
   cmd->add_option("--scale", a->gen.scale, "logit scale ‖Θ_i‖_F")->capture_default_str()->check(CLI::Range(1e-6, 1e6));
   cmd->add_option("--seed", a->gen.seed, "instance seed")->capture_default_str();
   cmd->add_option("--sample-seed", a->sample_seed, "sample seed")->capture_default_str();
-  cmd->add_option("--samples", a->samples, "samples for stage 1")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 36));
   cmd->add_option("--write-samples", a->written, "samples written to X.npy / Y.npy")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   cmd->add_option("--cross-check", a->checked, "samples checked fast vs reference")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--precision", a->precision, "MPFR bits of the reference path")->capture_default_str()->check(CLI::Range(kMinPrecisionBits, kMaxPrecisionBits));
-  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--out", a->out, "output directory")->capture_default_str();
+  a->learn.threads = default_threads();
+  add_learn_options(cmd, a->learn, a->no_polish, a->no_reference);
   return [a] {
     const GenerateOptions& g = a->gen;
     if (auto e = validate_generate_options(g); !e.empty()) return fail("demo", kExitBadInput, e);
@@ -53,14 +55,16 @@ Runner add_demo(CLI::App& app) {
     if (ec) return fail("demo", kExitFailedRun, "cannot create " + a->out + ": " + ec.message());
     json report;
     std::printf("mhalearn demo: (d,k,m) = (%d,%d,%d), logit scale %g, instance seed %llu, sample seed %llu, %d threads\n\n",
-                g.d, g.k, g.m, g.scale, (unsigned long long)g.seed, (unsigned long long)a->sample_seed, a->threads);
+                g.d, g.k, g.m, g.scale, (unsigned long long)g.seed, (unsigned long long)a->sample_seed, a->learn.threads);
 
     // 1. Instance.
     GenerateResult gen = generate_instance(g);
     if (!gen.ok) return fail("demo", kExitFailedRun, gen.error);
     Instance& inst = gen.instance;
     json options = {{"d", g.d}, {"k", g.k}, {"m", g.m}, {"scale", g.scale}, {"seed", g.seed}, {"sample_seed", a->sample_seed},
-                    {"samples", a->samples}, {"precision", a->precision}};
+                    {"stage1_samples", a->learn.stage1_samples}, {"rounds", a->learn.max_rounds},
+                    {"sculpt_samples", a->learn.sculpt.sculpt.max_samples}, {"margin_samples", a->learn.margin.max_samples},
+                    {"polish", !a->no_polish}, {"reference", !a->no_reference}, {"precision", a->precision}};
     json prov = make_provenance("demo", options);
     prov["seed"] = g.seed;
     inst.provenance_json = prov.dump();
@@ -75,7 +79,7 @@ Runner add_demo(CLI::App& app) {
     // 3. Samples.
     SampleOracle oracle(inst, a->sample_seed);
     if (a->written > 0) {
-      const LabelledBatch b = oracle.draw(0, a->written, a->threads);
+      const LabelledBatch b = oracle.draw(0, a->written, a->learn.threads);
       const std::vector<int64_t> shape = {a->written, g.k, g.d};
       std::string err;
       if (inst.inputs == InputKind::boolean) {
@@ -96,7 +100,7 @@ Runner add_demo(CLI::App& app) {
 
     // 4. Fast vs reference forward passes, against the derived error bound.
     {
-      const LabelledBatch b = oracle.draw(0, a->checked, a->threads);
+      const LabelledBatch b = oracle.draw(0, a->checked, a->learn.threads);
       const unsigned bits = effective_precision_bits(a->precision);
       const std::vector<double> reference = forward_mpfr_batch(inst.layer, b.x, a->precision);
       double max_diff = 0, max_ratio = 0, max_bound = 0;
@@ -123,22 +127,32 @@ Runner add_demo(CLI::App& app) {
       if (violations > 0) return fail("demo", kExitFailedRun, "fast and reference forward passes disagree beyond the derived bound");
     }
 
-    // 5. Stage 1: crude estimate of W_Σ.
-    Stage1Result s1 = stage1_estimate_wsum(oracle, {a->samples, a->threads});
-    const MatD w_sum = inst.layer.w_sum();
-    const double rel_err = (s1.w_hat - w_sum).norm() / w_sum.norm();
-    const double rel_se = s1.standard_error.norm() / w_sum.norm();
-    std::printf("[stage 1] Ŵ = (1/(kN)) Σ_n X_nᵀ J Y_n from N = %lld samples in %.2f s (%.2e samples/s)\n"
-                "  ‖Ŵ − W_Σ‖_F / ‖W_Σ‖_F = %.4f   (sampling noise ‖SE‖_F / ‖W_Σ‖_F = %.4f;\n"
-                "  the rest is the bias Σ_i (M(Θ_i) − I) W_i of the W-sum lemma)\n\n",
-                (long long)s1.samples, s1.seconds, s1.samples / s1.seconds, rel_err, rel_se);
-    report["stages"] = json::array({{{"name", "stage1_wsum"}, {"samples", s1.samples}, {"seconds", s1.seconds},
-                                     {"w_sum_rel_error", rel_err}, {"standard_error_rel", rel_se}}});
+    // 5. The learner, end to end.
+    LearnOptions lo = a->learn;
+    lo.m = g.m;
+    lo.polish = !a->no_polish;
+    lo.reference = !a->no_reference;
+    lo.test_seed = a->sample_seed;
+    std::printf("[learn] stages 1–6 of MATH.md §3%s; the truth is used only for the errors below\n\n",
+                lo.polish ? ", then polishing (reported separately)" : "");
+    const LearnResult learned = learn_layer(oracle, lo, &inst);
+    std::printf("%s\n", format_table(learned.report).c_str());
+    report["learn"] = to_json(learned.report);
+    if (learned.report.ok) {
+      Instance out;
+      out.layer = learned.layer;
+      out.k = inst.k;
+      out.inputs = inst.inputs;
+      out.provenance_json = prov.dump();
+      const std::string learned_path = a->out + "/learned.json";
+      if (auto e = write_instance(learned_path, out); !e.empty()) return fail("demo", kExitFailedRun, e);
+      std::printf("[learn] wrote %s\n", learned_path.c_str());
+    }
     report["provenance"] = prov;
     const std::string report_path = a->out + "/report.json";
     if (auto e = write_json_atomically(report_path, report); !e.empty()) return fail("demo", kExitFailedRun, e);
     std::printf("[report] wrote %s\n", report_path.c_str());
-    return kExitOk;
+    return learned.report.ok ? kExitOk : fail("demo", kExitFailedRun, learned.report.message);
   };
 }
 

@@ -37,6 +37,9 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 32));
   cmd->add_option("--test-samples", o.test_samples, "fresh samples for the test error (instances only)")->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 28));
+  cmd->add_option("--reference-max-unknowns", o.reference_max_unknowns,
+                  "run the reference paths only when d² is at most this (LPs/QP over d² unknowns)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--no-polish", no_polish, "stop after the paper's stages (no Levenberg–Marquardt polishing)");
   cmd->add_flag("--no-reference", no_reference, "skip the reference paths (QP proxy, LP widths) on the selected round");
 }

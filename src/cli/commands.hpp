@@ -1,5 +1,7 @@
 #pragma once
 
+#include "learn/learner.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -19,5 +21,8 @@ Runner add_stage1(CLI::App& app);
 Runner add_sculpt(CLI::App& app);
 Runner add_study_wsum(CLI::App& app);
 Runner add_learn(CLI::App& app);
+
+// The learner's budget and switch options, shared by learn and demo.
+void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference);
 
 }  // namespace mha::cli

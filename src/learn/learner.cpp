@@ -86,6 +86,8 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
 
   MatD w_sum = s1.w_hat;
   double w_error_assumed = 0;
+  bool last_w_improved = true;
+  double last_w_standard_error = INFINITY;
   std::vector<Round> rounds;
   for (int round = 0; round < o.max_rounds; ++round) {
     if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) {
@@ -188,10 +190,16 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
       }
       record(std::move(r));
     }
-    const bool improved = rounds.empty() || cur.validation_error < rep.round_validation_error[rep.best_round];
-    if (improved) rep.best_round = round;
+    const bool layer_improved = rounds.empty() || cur.validation_error < rep.round_validation_error[rep.best_round];
+    if (layer_improved) rep.best_round = round;
     rounds.push_back(std::move(cur));
-    if (!improved) break;  // alternate only while the estimates improve
+    // Alternate while the estimates improve: this round's layer (validation) or
+    // the last stage-3 W_Σ (its standard error fell by a third or more) — when the
+    // hull is still crude, W_Σ can keep improving before the layer does.
+    if (!layer_improved && !(last_w_improved)) {
+      rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
+      break;
+    }
     if (round + 1 == o.max_rounds) break;
 
     // Stage 3: refine W_Σ with large-margin events of the proxy (fast: the
@@ -227,6 +235,8 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
     }
     w_sum = s3.w_sum;
     w_error_assumed = o.w_error_factor * s3.report.standard_error;
+    last_w_improved = s3.report.relative_standard_error < last_w_standard_error / 1.5;
+    last_w_standard_error = s3.report.relative_standard_error;
   }
   if (rounds.empty()) {
     rep.seconds = seconds_since(start);
@@ -237,7 +247,15 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
   Round& best = rounds[rep.best_round];
 
   // Reference paths on the selected round.
-  if (o.reference) {
+  const bool run_reference = o.reference && d * d <= o.reference_max_unknowns;
+  if (o.reference && !run_reference) {
+    StageRecord r{"5", rep.best_round, 0, 0, "", {}};
+    r.details = {{"reference", "skipped"}, {"unknowns", d * d}, {"reference_max_unknowns", o.reference_max_unknowns}};
+    r.summary = format("reference paths skipped: d² = %d unknowns > %d (raise --reference-max-unknowns)", d * d,
+                       o.reference_max_unknowns);
+    record(std::move(r));
+  }
+  if (run_reference) {
     const auto t = std::chrono::steady_clock::now();
     const ConvexBody::QpResult qp = best.sculpt.body.min_norm_point();
     StageRecord r{"3", rep.best_round, 0, seconds_since(t), "", {}};

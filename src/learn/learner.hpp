@@ -30,7 +30,7 @@ struct LearnOptions {
   int threads = 1;
   double max_seconds = 0;            // overall time budget (0: none): no new round starts after it
   int64_t stage1_samples = 200000;
-  int max_rounds = 3;                // sculpt/refine rounds (round 0 sculpts with the stage-1 Ŵ)
+  int max_rounds = 5;                // sculpt/refine rounds (round 0 sculpts with the stage-1 Ŵ)
   ResculptOptions sculpt;            // per-round budget and target (sculpt.sculpt.max_samples, target_constraints, radius)
   double crude_sigma_min = 1e3;      // round 0: optimistic σ_min, see learner.cpp
   int64_t crude_sculpt_samples = 400000;  // round 0's sample budget: its body only has to yield a proxy for stage 3
@@ -44,6 +44,7 @@ struct LearnOptions {
   bool polish = true;
   PolishOptions polish_options;
   bool reference = true;             // reference paths on the selected round: min-norm QP proxy, LP widths
+  int reference_max_unknowns = 400;  // ... only when d² ≤ this: CLP's QP at d = 32 (1024 unknowns) runs for minutes
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
 };
