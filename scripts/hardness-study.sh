@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates docs/hardness.md, docs/figures/hardness_conditioning.svg,
-# docs/data/hardness_study.tsv and docs/data/hardness_member_d16_m3.json:
+# docs/data/hardness_study.tsv, docs/data/hardness_member_d16_m3.json and
+# docs/data/hardness_member_learn.json:
 # the SQ-hard family of MATH.md §4 (`mhalearn hard`), its conditioning study,
-# verification runs, SQ numbers and the condition report of one member.
+# verification runs, SQ numbers, the condition report of one member and what
+# the learner does on it.
 # About two minutes on 2 cores (the d = 10 run enumerates 2^20 inputs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,12 @@ enum=$("${run_enum[@]}" | sed -n '/^\[verification\]/,/^  (bounds/p')
 run_member=("$bin" hard --d 16 --m 3 -o docs/data/hardness_member_d16_m3.json)
 member=$("${run_member[@]}" | sed -n '/^\[verification\]/,/^  (bounds/p')
 check=$("$bin" check docs/data/hardness_member_d16_m3.json)
+# The learner on the member: it is expected to stop (exit status 1), see below.
+learn_cmd=("$bin" learn docs/data/hardness_member_d16_m3.json --seed 1 --threads 2 --report docs/data/hardness_member_learn.json)
+learn_err=$(mktemp)
+learn=$("${learn_cmd[@]}" 2>"$learn_err") || true
+learn="${learn}"$'\n'"$(cat "$learn_err")"
+rm -f "$learn_err"
 
 sq_rows=""
 for dm in "16 2" "16 3" "16 4" "64 4" "64 8" "256 8"; do
@@ -216,7 +224,31 @@ paper's upper bound:
 
 What passes: the logit scale (\`theta_norm_bound\`), and the regime checks
 (\`m + 1 ≤ log2 d\`, \`k ≤ d\`, \`k(m+1) ≤ d\`) at this size.
-The learner (\`mhalearn learn\`) does not exist yet; running it on a member is future work.
+
+## What the learner does on it
+
+\`mhalearn learn docs/data/hardness_member_d16_m3.json --seed 1 --threads 2\`
+(report: \`docs/data/hardness_member_learn.json\`):
+
+\`\`\`
+${learn}
+\`\`\`
+
+In the condition report's terms, the learner stops at stage 2 because of
+\`w_stable_rank\` = 1 (with \`w_incoherence\` = 1): every \`W_i\` is a multiple of
+\`e_p e_q_outᵀ\`, so stage 1's Ŵ is (up to sampling noise) rank one, \`B = X Ŵ\` has rank
+one, and the k×k normal equations of the certification step are singular on
+essentially every row — \`v̂\` is not determined, and no row can be certified. This is
+the premise of the certification lemma failing: the matrix \`C\` with rows \`x_j W_i\`
+has rank one, so \`σ_min(C) = 0\` and no residual, however small, certifies a shared
+attention pattern. Stage 1 itself is accurate here (its error is about 1%, the
+sampling noise: for this family \`M(Θ_i) W_i\` is close to \`W_i\` on the single
+nonzero entry). Had stage 2 passed, the Θ conditions would bite next: all heads are
+parallel (\`theta_incoherence\` = 1, head 0 is zero), so the affine hull of the Θ_i
+is a segment of one line through 0 and the learner's hull dimension m would not be
+identifiable from attention coincidences; and \`theta_non_arithmetic\` = 1 means the
+logits take only \`m + 1\` values, which is what lets \`m + 1\` heads interpolate a
+parity. The exit status is 1 (a failed run) and the message above names the cause.
 EOF
 } > docs/hardness.md
 echo "wrote docs/hardness.md, docs/figures/hardness_conditioning.svg, docs/data/hardness_study.tsv, docs/data/hardness_member_d16_m3.json"

@@ -131,7 +131,17 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
                    {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}};
       r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths", rs.tau, (long long)sr.constraints, sr.gap,
                          heuristic_widths ? "heuristic" : "lemma");
-      if (sr.truth) {
+      json verdicts;
+      for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = sr.verdicts[v];
+      r.details["verdicts"] = verdicts;
+      if (sr.constraints == 0) {
+        int top = 0;
+        for (int v = 1; v < 6; ++v)
+          if (sr.verdicts[v] > sr.verdicts[top]) top = v;
+        r.summary += format("; rows examined %lld, most frequent verdict %s (%lld)", (long long)sr.rows_examined,
+                            to_string(static_cast<RowVerdict>(top)), (long long)sr.verdicts[top]);
+      }
+      if (sr.truth && sr.constraints > 0) {
         double violation = 0;
         for (double v : sr.truth->theta_violation) violation = std::max(violation, v);
         r.details["hull_error"] = sr.truth->hull_error;
@@ -143,7 +153,13 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
       record(std::move(r));
     }
     if (rs.sculpt.body.size() == 0) {
-      rep.message = format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
+      const auto& v = rs.sculpt.report.verdicts;
+      const int64_t rank_deficient = v[static_cast<int>(RowVerdict::rank_deficient)];
+      rep.message = rank_deficient > 0 && rank_deficient >= 0.99 * double(rs.sculpt.report.rows_examined)
+                        ? format("round %d certified no row: on %.0f%% of the rows B = X·W_sum is rank-deficient, so v̂ is not "
+                                 "determined (the certification lemma needs σ_min(C) > 0, i.e. W_i of full rank)", round,
+                                 100.0 * double(rank_deficient) / double(rs.sculpt.report.rows_examined))
+                        : format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
       break;
     }
 
@@ -240,7 +256,7 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
   }
   if (rounds.empty()) {
     rep.seconds = seconds_since(start);
-    rep.samples_total = offset;
+    rep.samples_total = rep.samples_paper = offset;
     if (rep.message.empty()) rep.message = "no round completed";
     return result;
   }

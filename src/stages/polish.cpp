@@ -65,7 +65,12 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
   const auto t0 = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d(), m = start.m();
   const int64_t dd = int64_t{d} * d;
-  const int64_t n_train = o.samples > 0 ? o.samples : std::max<int64_t>(256, 16 * int64_t{m} * d / k);
+  // Each (sample, row) tells a head's Θ only k−1 logit differences, so Θ_i (d² unknowns)
+  // needs N·k·(k−1) ≥ d² to be identified; twice that keeps Gauss–Newton well conditioned
+  // (at d = 32 with 1.5× it crawled: docs/learner.md).
+  const int64_t n_train = o.samples > 0 ? o.samples
+                                        : std::max<int64_t>({256, 16 * int64_t{m} * d / k,
+                                                             (2 * dd + int64_t{k} * (k - 1) - 1) / (int64_t{k} * (k - 1))});
   const int64_t n_val = o.validation_samples > 0 ? o.validation_samples : 256;
   const LabelledBatch train_raw = source.draw(o.first_sample, n_train, o.threads);
   const LabelledBatch val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);

@@ -21,7 +21,7 @@
 namespace mha {
 
 struct PolishOptions {
-  int64_t samples = 0;             // 0: max(256, 16·m·d/k) — rows N·k·d ≫ m·d² unknowns
+  int64_t samples = 0;             // 0: max(256, 16·m·d/k, 2d²/(k(k−1))) — see polish.cpp
   int64_t validation_samples = 0;  // 0: 256
   int max_iterations = 40;
   double target = 1e-32;           // stop when the relative training error Σr²/ΣY² falls below this

@@ -122,6 +122,15 @@ TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input
     CHECK_FALSE(fs::exists(s.path("o.json")));
     CHECK_FALSE(fs::exists(s.path("a.npy")));
   }
+  SECTION("learn") {
+    REQUIRE(s.run("sample " + inst + " --n 50 --x " + s.path("x.npy") + " --y " + s.path("y.npy")).status == 0);
+    expect_bad_input(s.run("learn -o " + s.path("o.json")), "give either an instance file");
+    expect_bad_input(s.run("learn " + inst + " --m 3 -o " + s.path("o.json")), "--m differs");
+    expect_bad_input(s.run("learn --x " + s.path("x.npy") + " --y " + s.path("y.npy") + " -o " + s.path("o.json")), "--m");
+    expect_bad_input(s.run("learn " + inst + " --rounds 0 -o " + s.path("o.json")), "--rounds");
+    expect_bad_input(s.run("learn " + inst + " --stage1-samples -5 -o " + s.path("o.json")), "--stage1-samples");
+    CHECK_FALSE(fs::exists(s.path("o.json")));
+  }
   SECTION("instance files") {
     s.write("trunc.json", good.substr(0, good.size() / 3));
     expect_bad_input(s.run("check " + s.path("trunc.json")), "malformed or truncated");
@@ -163,4 +172,23 @@ TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input
     expect_bad_input(s.run("forward " + inst + " --x " + s.path("f4.npy") + " -o " + s.path("o.npy")), "f4");
     CHECK_FALSE(fs::exists(s.path("o.npy")));
   }
+}
+
+TEST_CASE("learn runs end to end and writes the learned layer and the report", "[cli][learn]") {
+  Sandbox s;
+  // One head: the hull is a point, so the run is short even under the sanitizers.
+  REQUIRE(s.run("generate --d 10 --k 2 --m 1 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const Run r = s.run("learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
+                      "--margin-samples 300000 --rounds 2 --no-reference --test-samples 1000 --report " + s.path("r.json") +
+                      " -o " + s.path("learned.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("errors (after polishing)") != std::string::npos);
+  const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
+  CHECK(report["ok"] == true);
+  CHECK(report["stages"].size() >= 4);
+  CHECK(report["errors"]["theta_max_rel"].get<double>() < 1e-6);
+  CHECK(report.contains("errors_before_polish"));
+  CHECK(report["provenance"]["command"] == "learn");
+  REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
