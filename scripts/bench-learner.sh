@@ -7,9 +7,7 @@
 # `--quick` runs only the (16,2,2) rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh >/dev/null
-cmake --preset release >/dev/null
-cmake --build --preset release --target mhalearn >/dev/null
+./scripts/build-cli.sh
 M=./build/release/mhalearn
 out=docs/bench/learner
 mkdir -p "$out"

@@ -5,9 +5,7 @@
 # run from the stage-1 estimate instead of the oracle. Writes docs/stages12.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh >/dev/null
-cmake --preset release >/dev/null
-cmake --build --preset release --target mhalearn >/dev/null
+./scripts/build-cli.sh
 M=./build/release/mhalearn
 out=docs/bench/sculpt
 mkdir -p "$out"

@@ -8,9 +8,7 @@
 # About two minutes on 2 cores (the d = 10 run enumerates 2^20 inputs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh >/dev/null
-cmake --preset release >/dev/null
-cmake --build --preset release --target mhalearn >/dev/null
+./scripts/build-cli.sh
 bin=./build/release/mhalearn
 mkdir -p docs/figures docs/data
 

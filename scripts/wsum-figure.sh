@@ -3,9 +3,7 @@
 # lemma's error ‖M(Θ) − I‖_op against the stable rank of Θ (MATH.md §3, stage 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh >/dev/null
-cmake --preset release >/dev/null
-cmake --build --preset release --target mhalearn >/dev/null
+./scripts/build-cli.sh
 cmd=(./build/release/mhalearn study-wsum --d 8,16,32 --k 2 --scale 3 --points 10 --samples 4000000 --seed 1)
 mkdir -p docs/figures docs/data
 "${cmd[@]}" > docs/data/wsum_stable_rank.tsv

@@ -1,10 +1,12 @@
 #pragma once
 
-#include "learn/learner.hpp"
-
 #include <CLI/CLI.hpp>
 
 #include <functional>
+
+namespace mha {
+struct LearnOptions;  // learn/learner.hpp: kept out of every subcommand's includes
+}  // namespace mha
 
 namespace mha::cli {
 

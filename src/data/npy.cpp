@@ -344,8 +344,14 @@ std::string dict_key_list(const PyValue& dict) {
   std::string s;
   for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
     if (!s.empty()) s += ", ";
-    s += dict.items[i].kind == PyValue::Kind::str ? "'" + printable(dict.items[i].text, 20) + "'"
-                                                  : std::string(kind_name(dict.items[i].kind));
+    if (dict.items[i].kind == PyValue::Kind::str) {
+      // Appended piecewise: GCC 12 flags `"'" + std::string` with a false -Wrestrict.
+      s += '\'';
+      s += printable(dict.items[i].text, 20);
+      s += '\'';
+    } else {
+      s += kind_name(dict.items[i].kind);
+    }
   }
   return s;
 }
@@ -390,7 +396,15 @@ std::string write_npy(const std::string& path, const std::vector<int64_t>& shape
 std::string index3(size_t i, const std::vector<int64_t>& shape) {
   const auto d = static_cast<size_t>(shape[2]);
   const auto k = static_cast<size_t>(shape[1]);
-  return "(" + std::to_string(i / (k * d)) + ", " + std::to_string((i / d) % k) + ", " + std::to_string(i % d) + ")";
+  // Appended piecewise: GCC 12 flags `"(" + std::to_string(...)` with a false -Wrestrict.
+  std::string out = "(";
+  out += std::to_string(i / (k * d));
+  out += ", ";
+  out += std::to_string((i / d) % k);
+  out += ", ";
+  out += std::to_string(i % d);
+  out += ")";
+  return out;
 }
 
 std::string check_one(const NpyArray& a, const char* name) {

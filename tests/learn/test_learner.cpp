@@ -1,26 +1,27 @@
 #include "learn/learner.hpp"
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace mha;
 
 TEST_CASE("the learner recovers a (12,2,2) instance end to end, and the run is reproducible", "[learn]") {
-  GenerateOptions g;
-  g.d = 12;
-  g.k = 2;
-  g.m = 2;
-  g.scale = 5;
-  g.seed = 2;
-  const GenerateResult gen = generate_instance(g);
-  REQUIRE(gen.ok);
-  const SampleOracle oracle(gen.instance, 1);
+  const Instance inst = test::generated_instance(12, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
   LearnOptions o;
   o.m = 2;
   o.threads = 2;
   o.reference = false;  // the reference paths have their own tests (test_stage5, convex body)
-  o.test_samples = 4000;
-  const LearnResult r = learn_layer(oracle, o, &gen.instance);
+  // Budgets well below the defaults: the test also runs under the sanitizers
+  // (about 17× slower), and it checks recovery, not the defaults' accuracy.
+  o.stage1_samples = 100000;
+  o.crude_sculpt_samples = 200000;
+  o.sculpt.sculpt.max_samples = 800000;
+  o.max_rounds = 3;
+  o.net.max_tuples = 2000;
+  o.validation_samples = 500;
+  o.test_samples = 2000;
+  const LearnResult r = learn_layer(oracle, o, &inst);
   INFO(format_table(r.report));
   REQUIRE(r.report.ok);
   REQUIRE(r.report.errors_before_polish.has_value());
@@ -39,7 +40,7 @@ TEST_CASE("the learner recovers a (12,2,2) instance end to end, and the run is r
   LearnOptions o1 = o;
   o1.threads = 1;
   o1.polish = false;
-  const LearnResult r1 = learn_layer(oracle, o1, &gen.instance);
+  const LearnResult r1 = learn_layer(oracle, o1, &inst);
   REQUIRE(r1.report.ok);
   for (int i = 0; i < 2; ++i) {
     CHECK(r1.layer.heads[i].theta == r.paper_layer.heads[i].theta);

@@ -1,4 +1,4 @@
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 #include "stages/polish.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,18 +9,6 @@
 using namespace mha;
 
 namespace {
-Instance instance(int d, int k, int m, double scale, uint64_t seed) {
-  GenerateOptions o;
-  o.d = d;
-  o.k = k;
-  o.m = m;
-  o.scale = scale;
-  o.seed = seed;
-  GenerateResult g = generate_instance(o);
-  REQUIRE(g.ok);
-  return g.instance;
-}
-
 double max_error(const Layer& a, const Layer& truth) {
   double e = 0;
   for (int i = 0; i < truth.m(); ++i) {
@@ -32,7 +20,7 @@ double max_error(const Layer& a, const Layer& truth) {
 }  // namespace
 
 TEST_CASE("polishing converges quadratically from a 1e-3 perturbation to machine precision", "[polish]") {
-  const Instance inst = instance(12, 2, 2, 6.0, 4);
+  const Instance inst = test::generated_instance(12, 2, 2, 6.0, 4);
   Layer start = inst.layer;
   std::mt19937_64 rng(9);
   std::normal_distribution<double> normal;

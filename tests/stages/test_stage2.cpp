@@ -1,4 +1,4 @@
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 #include "stages/stage2_sculpt.hpp"
 
 #include <catch2/catch.hpp>
@@ -6,17 +6,7 @@
 using namespace mha;
 
 namespace {
-Instance small_instance(int d, int k, int m, double scale) {
-  GenerateOptions o;
-  o.d = d;
-  o.k = k;
-  o.m = m;
-  o.scale = scale;
-  o.seed = 3;
-  GenerateResult g = generate_instance(o);
-  REQUIRE(g.ok);
-  return g.instance;
-}
+Instance small_instance(int d, int k, int m, double scale) { return test::generated_instance(d, k, m, scale, 3); }
 }  // namespace
 
 TEST_CASE("sculpting with the exact W_sum keeps every true head inside K and finds the hull", "[stage2]") {

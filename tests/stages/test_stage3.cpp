@@ -1,4 +1,4 @@
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 #include "stages/stage1_wsum.hpp"
 #include "stages/stage2_sculpt.hpp"
 #include "stages/stage3_margin.hpp"
@@ -10,15 +10,7 @@
 using namespace mha;
 
 TEST_CASE("large-margin events of the proxy pin down W_sum far better than stage 1", "[stage3]") {
-  GenerateOptions g;
-  g.d = 16;
-  g.k = 2;
-  g.m = 2;
-  g.scale = 6;
-  g.seed = 1;
-  const GenerateResult gen = generate_instance(g);
-  REQUIRE(gen.ok);
-  const Instance& inst = gen.instance;
+  const Instance inst = test::generated_instance(16, 2, 2, 6, 1);
   const SampleOracle oracle(inst, 2);
   const Stage1Result s1 = stage1_estimate_wsum(oracle, {400000, 2});
   const double e1 = (s1.w_hat - inst.layer.w_sum()).norm() / inst.layer.w_sum().norm();

@@ -10,7 +10,7 @@
 //   (thin)   the width of P along the j-th right singular vector is ≤ 2√N / s_j;
 //   (angle)  for m = 2, sin ∠(x_max − x_min, hull direction) ≤ (2√N / s_1) / width.
 #include "geometry/exact_programs.hpp"
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 #include "stages/stage2_sculpt.hpp"
 #include "stages/stage5_span.hpp"
 
@@ -26,17 +26,7 @@ using namespace mha;
 
 namespace {
 
-Instance small_instance(int d, int m) {
-  GenerateOptions o;
-  o.d = d;
-  o.k = 2;
-  o.m = m;
-  o.scale = 3.0;
-  o.seed = 3;
-  GenerateResult g = generate_instance(o);
-  REQUIRE(g.ok);
-  return g.instance;
-}
+Instance small_instance(int d, int m) { return test::generated_instance(d, 2, m, 3.0, 3); }
 
 // Stage 2 with the oracle's true W_Σ, as in test_stage2.cpp.
 SculptResult sculpt(const Instance& inst, int m) {

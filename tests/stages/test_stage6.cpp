@@ -1,4 +1,4 @@
-#include "model/instance_gen.hpp"
+#include "instances.hpp"
 #include "model/reference.hpp"
 #include "stages/stage6_net.hpp"
 #include "stages/w_least_squares.hpp"
@@ -8,18 +8,6 @@
 using namespace mha;
 
 namespace {
-Instance instance(int d, int k, int m, double scale, uint64_t seed) {
-  GenerateOptions o;
-  o.d = d;
-  o.k = k;
-  o.m = m;
-  o.scale = scale;
-  o.seed = seed;
-  GenerateResult g = generate_instance(o);
-  REQUIRE(g.ok);
-  return g.instance;
-}
-
 Eigen::VectorXd flat(const MatD& a) { return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size()); }
 
 double max_theta_error(const Layer& learned, const Layer& truth) {
@@ -35,7 +23,7 @@ double max_theta_error(const Layer& learned, const Layer& truth) {
 }  // namespace
 
 TEST_CASE("the net over the exact hull recovers the true heads and W", "[stage6]") {
-  const Instance inst = instance(12, 2, 2, 4.0, 5);
+  const Instance inst = test::generated_instance(12, 2, 2, 4.0, 5);
   const Eigen::VectorXd t0 = flat(inst.layer.heads[0].theta), t1 = flat(inst.layer.heads[1].theta);
   // The exact hull: x0 = its minimum-norm point, u = the unit direction.
   const Eigen::VectorXd u = (t1 - t0).normalized();
@@ -57,7 +45,7 @@ TEST_CASE("the net over the exact hull recovers the true heads and W", "[stage6]
 }
 
 TEST_CASE("with one head the hull is a point and stage 6 is least squares for W alone", "[stage6]") {
-  const Instance inst = instance(10, 2, 1, 3.0, 2);
+  const Instance inst = test::generated_instance(10, 2, 1, 3.0, 2);
   const SampleOracle oracle(inst, 1);
   NetOptions o;
   const NetResult r = search_net(oracle, flat(inst.layer.heads[0].theta), Eigen::MatrixXd(0, 100), 1, o);
@@ -67,7 +55,7 @@ TEST_CASE("with one head the hull is a point and stage 6 is least squares for W 
 
 TEST_CASE("least squares for W refuses a rank-deficient design", "[stage6]") {
   // Two identical candidate heads: the two column blocks of D coincide.
-  const Instance inst = instance(8, 2, 2, 3.0, 1);
+  const Instance inst = test::generated_instance(8, 2, 2, 3.0, 1);
   const SampleOracle oracle(inst, 1);
   const LabelledBatch b = oracle.draw(0, 64, 1);
   MatD design(64 * 2, 16), labels = Eigen::Map<const MatD>(b.y.data(), 128, 8);
