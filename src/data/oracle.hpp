@@ -9,6 +9,7 @@
 #include "data/inputs.hpp"
 #include "model/forward_fast.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -29,6 +30,32 @@ class SampleSource {
   virtual int64_t available() const = 0;   // samples that can be drawn
   // Samples first .. first+count−1, clipped to available().
   virtual LabelledBatch draw(uint64_t first, int64_t count, int threads) const = 0;
+};
+
+// Samples left in `source` from index `first` on (0 when first is past the end).
+inline int64_t samples_from(const SampleSource& source, uint64_t first) {
+  const int64_t available = source.available();
+  if (available <= 0 || first >= static_cast<uint64_t>(available)) return 0;
+  return available - static_cast<int64_t>(first);
+}
+
+// The first `limit` samples of another source (a view; `inner` must outlive it).
+// The learner runs its stages on such a prefix of a finite dataset so that the
+// samples polishing needs stay untouched at its end.
+class PrefixSource : public SampleSource {
+ public:
+  PrefixSource(const SampleSource& inner, int64_t limit)
+      : inner_(inner), limit_(std::clamp<int64_t>(limit, 0, inner.available())) {}
+  int k() const override { return inner_.k(); }
+  int d() const override { return inner_.d(); }
+  int64_t available() const override { return limit_; }
+  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
+    return inner_.draw(first, std::min(count, samples_from(*this, first)), threads);
+  }
+
+ private:
+  const SampleSource& inner_;
+  int64_t limit_;
 };
 
 class SampleOracle : public SampleSource {

@@ -4,6 +4,7 @@
 #include "stages/stage5_span.hpp"
 
 #include <cstdarg>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,10 +51,14 @@ struct Round {
 
 }  // namespace
 
-LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const Instance* truth_instance) {
+LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, const Instance* truth_instance) {
   const auto start = std::chrono::steady_clock::now();
   const Layer* truth = truth_instance ? &truth_instance->layer : nullptr;
-  const int k = source.k(), d = source.d(), m = o.m;
+  const int k = full_source.k(), d = full_source.d(), m = o.m;
+  // A finite dataset keeps the samples polishing needs at its end, out of the stages' reach.
+  const bool finite = full_source.available() < std::numeric_limits<int64_t>::max();
+  const int64_t polish_reserve = finite && o.polish ? polish_samples_needed(d, k, m, o.polish_options) : 0;
+  const PrefixSource source(full_source, full_source.available() - polish_reserve);
   LearnResult result;
   LearnReport& rep = result.report;
   uint64_t offset = 0;  // next unused sample of the stream
@@ -134,7 +139,9 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
       json verdicts;
       for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = sr.verdicts[v];
       r.details["verdicts"] = verdicts;
-      if (sr.constraints == 0) {
+      if (sr.rows_examined == 0) {
+        r.summary += "; no samples left";
+      } else if (sr.constraints == 0) {
         int top = 0;
         for (int v = 1; v < 6; ++v)
           if (sr.verdicts[v] > sr.verdicts[top]) top = v;
@@ -155,6 +162,11 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
     if (rs.sculpt.body.size() == 0) {
       const auto& v = rs.sculpt.report.verdicts;
       const int64_t rank_deficient = v[static_cast<int>(RowVerdict::rank_deficient)];
+      if (rs.sculpt.report.rows_examined == 0 && samples_from(source, offset) == 0) {
+        rep.message = format("the dataset ran out in round %d after %lld samples (%lld more kept for polishing)", round,
+                             (long long)source.available(), (long long)polish_reserve);
+        break;
+      }
       rep.message = rank_deficient > 0 && rank_deficient >= 0.99 * double(rs.sculpt.report.rows_examined)
                         ? format("round %d certified no row: on %.0f%% of the rows B = X·W_sum is rank-deficient, so v̂ is not "
                                  "determined (the certification lemma needs σ_min(C) > 0, i.e. W_i of full rank)", round,
@@ -311,8 +323,8 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& o, const
   if (o.polish) {
     PolishOptions po = o.polish_options;
     po.threads = o.threads;
-    po.first_sample = offset;
-    const PolishResult p = polish_layer(source, best.net.layer, po);
+    po.first_sample = finite ? static_cast<uint64_t>(source.available()) : offset;
+    const PolishResult p = polish_layer(full_source, best.net.layer, po);
     offset += p.report.samples;
     rep.samples_polish = p.report.samples;
     StageRecord r{"polish", -1, p.report.samples, p.report.seconds, "", {}};

@@ -16,6 +16,17 @@ namespace mha {
 
 namespace {
 
+// Each (sample, row) tells a head's Θ only k−1 logit differences, so Θ_i (d² unknowns)
+// needs N·k·(k−1) ≥ d² to be identified; twice that keeps Gauss–Newton well conditioned
+// (at d = 32 with 1.5× it crawled: docs/learner.md).
+int64_t train_samples(int d, int k, int m, const PolishOptions& o) {
+  if (o.samples > 0) return o.samples;
+  const int64_t dd = int64_t{d} * d, pairs = int64_t{k} * (k - 1);
+  return std::max<int64_t>({256, 16 * int64_t{m} * d / k, (2 * dd + pairs - 1) / pairs});
+}
+
+int64_t validation_samples(const PolishOptions& o) { return o.validation_samples > 0 ? o.validation_samples : 256; }
+
 struct Data {
   std::vector<MatD> xs;
   MatD y;  // (N·k) × d
@@ -61,22 +72,26 @@ State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads) {
 
 }  // namespace
 
+int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& o) {
+  return train_samples(d, k, m, o) + validation_samples(o);
+}
+
 PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d(), m = start.m();
   const int64_t dd = int64_t{d} * d;
-  // Each (sample, row) tells a head's Θ only k−1 logit differences, so Θ_i (d² unknowns)
-  // needs N·k·(k−1) ≥ d² to be identified; twice that keeps Gauss–Newton well conditioned
-  // (at d = 32 with 1.5× it crawled: docs/learner.md).
-  const int64_t n_train = o.samples > 0 ? o.samples
-                                        : std::max<int64_t>({256, 16 * int64_t{m} * d / k,
-                                                             (2 * dd + int64_t{k} * (k - 1) - 1) / (int64_t{k} * (k - 1))});
-  const int64_t n_val = o.validation_samples > 0 ? o.validation_samples : 256;
+  const int64_t n_train = train_samples(d, k, m, o);
+  const int64_t n_val = validation_samples(o);
   const LabelledBatch train_raw = source.draw(o.first_sample, n_train, o.threads);
   const LabelledBatch val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
   PolishResult result;
   PolishReport& rep = result.report;
   rep.samples = train_raw.x.count + val_raw.x.count;
+  if (train_raw.x.count * k * d < m * dd || val_raw.x.count == 0) {  // a dataset that ran out
+    result.layer = start;
+    rep.stop_reason = "too few samples left to polish";
+    return result;
+  }
   rep.validation_error_before = relative_error(start, val_raw, o.threads);
   const Data data = to_data(train_raw, k, d);
   const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;

@@ -46,4 +46,7 @@ struct PolishResult {
 
 PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& options);
 
+// Training + validation samples polish_layer draws with these options.
+int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& options);
+
 }  // namespace mha

@@ -20,7 +20,7 @@ Stage1Result stage1_estimate_wsum(const SampleSource& source, const Stage1Option
   const auto start = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d();
   Stage1Result r;
-  int64_t n = std::min<int64_t>(options.samples, source.available() - static_cast<int64_t>(options.first_sample));
+  int64_t n = std::min<int64_t>(options.samples, samples_from(source, options.first_sample));
   if (n < options.samples) r.budget_exhausted = true;
   n = std::max<int64_t>(n, 0);
   MatD sum = MatD::Zero(d, d), sum_sq = MatD::Zero(d, d);

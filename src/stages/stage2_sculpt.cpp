@@ -64,7 +64,7 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
   const int64_t target = o.target_constraints > 0 ? o.target_constraints : 3 * int64_t{d} * d;
   SculptResult result{ConvexBody(d * d, o.radius), {}, {}};
   SculptReport& rep = result.report;
-  const int64_t limit = std::min<int64_t>(o.max_samples, source.available() - static_cast<int64_t>(o.first_sample));
+  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample));
   const int64_t batch_size = 65536;
   Progress progress("stage 2: sculpt", limit);
   int64_t drawn = 0;

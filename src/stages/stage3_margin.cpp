@@ -49,7 +49,12 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
   MarginResult result;
   MarginReport& rep = result.report;
   // Pilot: the margin distribution of the proxy, for an adaptive threshold.
-  const int64_t pilot = std::min<int64_t>(o.pilot_samples, source.available() - static_cast<int64_t>(o.first_sample));
+  const int64_t pilot = std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample));
+  if (pilot == 0) {  // the source ran out: nothing to refine with
+    rep.budget_exhausted = true;
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
   {
     const LabelledBatch batch = source.draw(o.first_sample, pilot, o.threads);
     std::vector<double> margins(static_cast<size_t>(pilot) * k);
@@ -68,7 +73,7 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
     rep.pilot_samples = pilot;
   }
   const int64_t target = o.target_events > 0 ? o.target_events : 16 * int64_t{d};
-  const int64_t limit = std::min<int64_t>(o.max_samples, source.available() - static_cast<int64_t>(o.first_sample + pilot));
+  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample + pilot));
   std::vector<Event> events;
   Progress progress("stage 3: margins", limit);
   int64_t drawn = 0;

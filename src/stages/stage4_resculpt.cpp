@@ -10,7 +10,7 @@ ResculptResult resculpt(const SampleSource& source, const MatD& w_sum, int m, co
                         const Layer* truth) {
   const int k = source.k(), d = source.d();
   ResculptResult result{0, 0, 0, {ConvexBody(d * d, o.sculpt.radius), {}, {}}};
-  const int64_t pilot = std::min<int64_t>(o.pilot_samples, source.available() - static_cast<int64_t>(o.sculpt.first_sample));
+  const int64_t pilot = std::min<int64_t>(o.pilot_samples, samples_from(source, o.sculpt.first_sample));
   const LabelledBatch batch = source.draw(o.sculpt.first_sample, pilot, o.sculpt.threads);
   CertifyOptions open = o.sculpt.certify;
   open.tau = std::numeric_limits<double>::infinity();
@@ -30,7 +30,7 @@ ResculptResult resculpt(const SampleSource& source, const MatD& w_sum, int m, co
   result.pilot_samples = batch.x.count;
   result.pilot_eligible_rows = static_cast<int64_t>(residuals.size());
   const int64_t target = o.sculpt.target_constraints > 0 ? o.sculpt.target_constraints : 3 * int64_t{d} * d;
-  const int64_t budget = std::min<int64_t>(o.sculpt.max_samples, source.available() - static_cast<int64_t>(o.sculpt.first_sample + pilot));
+  const int64_t budget = std::min<int64_t>(o.sculpt.max_samples, samples_from(source, o.sculpt.first_sample + pilot));
   if (residuals.empty() || budget <= 0) {
     result.tau = 0;  // nothing to go on: the sculpt below certifies nothing and says so
   } else {

@@ -47,3 +47,28 @@ TEST_CASE("the learner recovers a (12,2,2) instance end to end, and the run is r
     CHECK(r1.layer.heads[i].w == r.paper_layer.heads[i].w);
   }
 }
+
+TEST_CASE("on a finite dataset the learner stops when the data run out and polishes on the reserved tail", "[learn]") {
+  const Instance inst = test::generated_instance(10, 2, 1, 3, 2);
+  const SampleOracle oracle(inst, 4);
+  LabelledBatch b = oracle.draw(0, 300000, 2);
+  const DatasetSource data(std::move(b.x), std::move(b.y));
+  LearnOptions o;
+  o.m = 1;
+  o.threads = 2;
+  o.reference = false;
+  o.stage1_samples = 50000;
+  o.crude_sculpt_samples = 100000;
+  o.sculpt.sculpt.max_samples = 200000;
+  o.max_rounds = 5;
+  o.test_samples = 1000;
+  const LearnResult r = learn_layer(data, o, &inst);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  const int64_t reserve = polish_samples_needed(10, 2, 1, o.polish_options);
+  CHECK(r.report.samples_paper <= 300000 - reserve);
+  CHECK(r.report.samples_polish == reserve);
+  CHECK(r.report.samples_total <= 300000);
+  CHECK(r.report.errors->theta_max_rel < 1e-8);
+  CHECK(r.report.message.find("ran out") != std::string::npos);
+}
