@@ -1,5 +1,6 @@
 // The command-line contract: bad input gets one line on stderr naming the
 // problem and exit status 2, never a crash or a partial output file.
+#include "cli_sandbox.hpp"
 #include "data/npy.hpp"
 
 #include <nlohmann/json.hpp>
@@ -17,47 +18,10 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-struct Run {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class Sandbox {
- public:
-  Sandbox() : dir_(fs::temp_directory_path() / ("mhalearn_cli_" + std::to_string(::getpid()))) {
-    fs::create_directories(dir_);
-  }
-  ~Sandbox() { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  Run run(const std::string& args) const {
-    const std::string cmd = std::string(MHALEARN_CLI_PATH) + " " + args + " >" + path("out.txt") + " 2>" + path("err.txt");
-    const int raw = std::system(cmd.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(path("out.txt")), slurp(path("err.txt"))};
-  }
-  void write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-  }
-
- private:
-  fs::path dir_;
-};
-
-// Exit status 2 and exactly one line on stderr that contains `needle`.
-void expect_bad_input(const Run& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.status == 2);
-  CHECK(r.err.find(needle) != std::string::npos);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
-}  // namespace
+using mha::test::expect_bad_input;
+using mha::test::Run;
+using mha::test::Sandbox;
+using mha::test::slurp;
 
 TEST_CASE("generate, check, sample and forward work together", "[cli]") {
   Sandbox s;

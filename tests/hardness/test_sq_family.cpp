@@ -1,6 +1,7 @@
 // Unit tests of the SQ-hard family (src/hardness/, proofs/sq_family.md):
 // hand-computed members, singular systems, the verifiers rejecting wrong
 // answers, export and round trip, the SQ numbers, and the `hard` subcommand.
+#include "cli_sandbox.hpp"
 #include "data/enumerate.hpp"
 #include "data/instance_io.hpp"
 #include "hardness/sq_family.hpp"
@@ -380,38 +381,12 @@ TEST_CASE("conditioning study rows", "[hardness]") {
 
 // --------------------------------------------------------------- the CLI
 
-namespace {
-struct Run {
-  int status;
-  std::string out, err;
+using mha::test::expect_bad_input;
+using mha::test::Run;
+using mha::test::slurp;
+struct Sandbox : mha::test::Sandbox {
+  Sandbox() : mha::test::Sandbox("mhalearn_hard_") {}
 };
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-class Sandbox {
- public:
-  Sandbox() : dir_(fs::temp_directory_path() / ("mhalearn_hard_" + std::to_string(::getpid()))) { fs::create_directories(dir_); }
-  ~Sandbox() { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  Run run(const std::string& args) const {
-    const std::string cmd = std::string(MHALEARN_CLI_PATH) + " " + args + " >" + path("out.txt") + " 2>" + path("err.txt");
-    const int raw = std::system(cmd.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(path("out.txt")), slurp(path("err.txt"))};
-  }
-
- private:
-  fs::path dir_;
-};
-void expect_bad_input(const Run& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.status == 2);
-  CHECK(r.err.find(needle) != std::string::npos);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
-}  // namespace
 
 TEST_CASE("mhalearn hard writes a verified instance that the other commands read", "[hardness][cli]") {
   Sandbox s;
