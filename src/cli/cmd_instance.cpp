@@ -25,6 +25,8 @@ Runner add_generate(CLI::App& app) {
   cmd->add_option("--m", o->m, "number of heads m")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--scale", o->scale, "logit scale: ‖Θ_i‖_F, the std of a logit between independent tokens")
       ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
+  cmd->add_option("--coherence", o->coherence, "make every pair of Θ's have cosine ≈ this (nearly parallel heads; 0: independent)")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.999999));
   cmd->add_option("--inputs", *inputs, "input distribution")->capture_default_str()->check(CLI::IsMember({"boolean", "gaussian"}));
   cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
   cmd->add_option("-o,--output", *out, "instance file to write (JSON)")->required();
@@ -35,6 +37,7 @@ Runner add_generate(CLI::App& app) {
     GenerateResult g = generate_instance(*o);
     if (!g.ok) return fail("generate", kExitFailedRun, g.error);
     json options = {{"d", o->d}, {"k", o->k}, {"m", o->m}, {"scale", o->scale}, {"inputs", *inputs}, {"seed", o->seed}};
+    if (o->coherence > 0) options["coherence"] = o->coherence;
     json prov = make_provenance("generate", options);
     prov["seed"] = o->seed;
     prov["attempts"] = g.attempts;

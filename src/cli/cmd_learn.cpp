@@ -1,9 +1,11 @@
 // learn: the whole learner (stages 1–6 and polishing) on an instance's oracle
-// or on a .npy dataset, with budgets, a per-stage report and the learned layer.
+// or on a .npy dataset, with budgets, a per-stage report and the learned layer;
+// or, with --method adam, the gradient-trained baseline on the same samples.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/input.hpp"
 #include "data/instance_io.hpp"
+#include "baseline/adam.hpp"
 #include "learn/learner.hpp"
 
 #include <cstdio>
@@ -44,14 +46,82 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
   cmd->add_flag("--no-reference", no_reference, "skip the reference paths (QP proxy, LP widths) on the selected round");
 }
 
+namespace {
+
+void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
+  cmd->add_option("--max-samples", o.max_samples,
+                  "adam: training samples, the horizon of the cosine schedule (0: the schedule runs on --max-seconds)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--batch", o.batch, "adam: batch size")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  cmd->add_option("--learning-rate", o.learning_rate, "adam: peak learning rate (cosine decay to 0)")->capture_default_str()
+      ->check(CLI::Range(1e-12, 10.0));
+  cmd->add_option("--init", init, "adam: starting point (symmetric: every head equal)")->capture_default_str()
+      ->check(CLI::IsMember({"random", "symmetric"}));
+  cmd->add_option("--init-seed", o.init_seed, "adam: seed of the starting point")->capture_default_str();
+  cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start")->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+}
+
+int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string& report, const std::string& out) {
+  const Instance* truth = in.instance ? &*in.instance : nullptr;
+  const SampleSource& source = *in.source;
+  AdamOptions o = adam;
+  o.m = m;
+  o.test_seed = in.seed;
+  std::printf("mhalearn learn --method adam: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), m,
+              truth ? ("oracle of " + in.instance_path + ", seed " + std::to_string(in.seed)).c_str()
+                    : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),
+              o.threads);
+  std::printf("batch %lld, Adam(%.3g, %.3g, %.0e), rate %.1e with cosine decay over %s, init %s (seed %llu)\n\n",
+              (long long)o.batch, o.beta1, o.beta2, o.epsilon, o.learning_rate,
+              o.max_samples > 0 ? (std::to_string(o.max_samples) + " training samples").c_str()
+                                : (std::to_string(o.max_seconds) + " s").c_str(),
+              to_string(o.init), (unsigned long long)o.init_seed);
+  const AdamResult r = train_adam(source, o, truth);
+  std::printf("%s", format_table(r.report).c_str());
+  json options = {{"method", "adam"}, {"instance", in.instance_path}, {"x", in.x_path}, {"y", in.y_path}, {"seed", in.seed},
+                  {"m", m}, {"batch", o.batch}, {"learning_rate", o.learning_rate}, {"schedule", "cosine"},
+                  {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}, {"max_samples", o.max_samples},
+                  {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
+                  {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm}};
+  if (!report.empty()) {
+    json rep = to_json(r.report);
+    rep["provenance"] = make_provenance("learn", options);
+    if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
+  if (!out.empty()) {
+    Instance learned;
+    learned.layer = r.layer;
+    learned.k = source.k();
+    learned.inputs = source.draw(0, 1, 1).x.kind;
+    learned.provenance_json = make_provenance("learn", options).dump();
+    if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 Runner add_learn(CLI::App& app) {
   auto* cmd = app.add_subcommand("learn", "Learn a layer end to end: stages 1–6 of MATH.md §3, then polishing");
-  struct Args { Input in; LearnOptions o; int m = 0; bool no_polish = false, no_reference = false; std::string report, out; };
+  struct Args {
+    Input in;
+    LearnOptions o;
+    AdamOptions adam;
+    std::string method = "paper", init = "random";
+    int m = 0;
+    bool no_polish = false, no_reference = false;
+    std::string report, out;
+  };
   auto a = std::make_shared<Args>();
   a->o.threads = default_threads();
   add_input_options(cmd, a->in);
   cmd->add_option("--m", a->m, "number of heads (default: the instance's)")->check(CLI::Range(1, 8));
+  cmd->add_option("--method", a->method, "paper: the six stages (+ polishing); adam: gradient training of the same form")
+      ->capture_default_str()->check(CLI::IsMember({"paper", "adam"}));
   add_learn_options(cmd, a->o, a->no_polish, a->no_reference);
+  add_adam_options(cmd, a->adam, a->init);
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the learned layer here (instance JSON)");
   return [a] {
@@ -62,6 +132,16 @@ Runner add_learn(CLI::App& app) {
     if (o.m < 1) return fail("learn", kExitBadInput, "with --x/--y give the number of heads with --m");
     if (truth && o.m != truth->m()) return fail("learn", kExitBadInput, "--m differs from the instance's number of heads");
     const SampleSource& source = *a->in.source;
+    if (a->method == "adam") {
+      AdamOptions adam = a->adam;
+      parse_adam_init(a->init, adam.init);
+      adam.threads = a->o.threads;
+      adam.max_seconds = a->o.max_seconds;
+      adam.test_samples = a->o.test_samples;
+      if (adam.max_samples == 0 && adam.max_seconds <= 0)
+        return fail("learn", kExitBadInput, "--max-samples 0 needs a --max-seconds budget for the schedule");
+      return run_adam(a->in, adam, o.m, a->report, a->out);
+    }
     if (source.k() < 2) return fail("learn", kExitBadInput, "k = 1: every attention row is trivial, nothing to learn about Θ");
     if (source.k() * o.m > source.d())
       std::fprintf(stderr, "mhalearn learn: warning: k·m = %d > d = %d, the certification lemma does not apply\n",

@@ -20,11 +20,7 @@ namespace mha::cli {
 
 namespace {
 MatD random_orthogonal(uint64_t seed, uint64_t index, int d) {
-  MatD g(d, d);
-  for (int e0 = 0; e0 < d * d; e0 += 4) {
-    auto z = normal_block(seed, Stream::instance, 5000 + index, 0, static_cast<uint64_t>(e0 / 4));
-    for (int q = 0; q < 4 && e0 + q < d * d; ++q) g((e0 + q) / d, (e0 + q) % d) = z[q];
-  }
+  const MatD g = gaussian_matrix(seed, Stream::instance, 5000 + index, 0, d);
   return Eigen::HouseholderQR<MatD>(g).householderQ();
 }
 

@@ -6,17 +6,6 @@
 
 namespace mha {
 
-namespace {
-MatD gaussian_matrix(uint64_t seed, uint64_t attempt, uint64_t index, int d) {
-  MatD a(d, d);
-  for (int e0 = 0; e0 < d * d; e0 += 4) {
-    auto z = normal_block(seed, Stream::instance, attempt, index, static_cast<uint64_t>(e0 / 4));
-    for (int q = 0; q < 4 && e0 + q < d * d; ++q) a((e0 + q) / d, (e0 + q) % d) = z[q];
-  }
-  return a;
-}
-}  // namespace
-
 bool condition_depends_on_draw(const std::string& name) {
   return name != "heads_vs_log_d" && name != "k_le_d" && name != "km_le_d" && name != "theta_norm_bound";
 }
@@ -31,6 +20,7 @@ std::string validate_generate_options(const GenerateOptions& o) {
   if (!std::isfinite(o.scale) || o.scale <= 0 || o.scale > 1e6)
     return "scale must be a positive number at most 1e6, got " + std::to_string(o.scale);
   if (o.max_attempts < 1) return "max_attempts must be at least 1";
+  if (!(o.coherence >= 0 && o.coherence < 1)) return "coherence must be in [0, 1), got " + std::to_string(o.coherence);
   return "";
 }
 
@@ -46,15 +36,19 @@ GenerateResult generate_instance(const GenerateOptions& o, const ConditionThresh
     inst.k = o.k;
     inst.inputs = o.inputs;
     for (int i = 0; i < o.m; ++i) {
-      MatD theta = gaussian_matrix(o.seed, attempt, 2 * i, o.d);
+      MatD theta = gaussian_matrix(o.seed, Stream::instance, attempt, 2 * i, o.d);
+      if (o.coherence > 0) {
+        const MatD common = gaussian_matrix(o.seed, Stream::instance, attempt, 1u << 20, o.d);
+        theta = std::sqrt(o.coherence) * common / common.norm() + std::sqrt(1 - o.coherence) * theta / theta.norm();
+      }
       theta *= o.scale / theta.norm();
-      MatD w = gaussian_matrix(o.seed, attempt, 2 * i + 1, o.d) / std::sqrt(double(o.d));
+      MatD w = gaussian_matrix(o.seed, Stream::instance, attempt, 2 * i + 1, o.d) / std::sqrt(double(o.d));
       inst.layer.heads.push_back({theta, w});
     }
     ConditionReport report = check_conditions(inst, thresholds);
     bool acceptable = true;
     for (const auto& c : report.checks)
-      if (!c.pass && condition_depends_on_draw(c.name)) {
+      if (!c.pass && condition_depends_on_draw(c.name) && !(o.coherence > 0 && c.name == "theta_incoherence")) {
         acceptable = false;
         last_failure = c.name;
       }

@@ -2,7 +2,7 @@
 //
 // Θ_i has iid Gaussian entries rescaled to ‖Θ_i‖_F = scale (so a logit
 // x Θ x'ᵀ between independent Boolean tokens has standard deviation `scale`);
-// W_i has iid N(0, 1/d) entries. A draw that fails a condition depending on
+// W_i has iid N(0, 1/d) entries (coherence: see GenerateOptions). A draw that fails a condition depending on
 // the draw is redrawn (attempt a uses counters (a, ...)), so the result is a
 // pure function of the options and the seed.
 #pragma once
@@ -18,6 +18,10 @@ namespace mha {
 struct GenerateOptions {
   int d = 16, k = 2, m = 2;
   double scale = 6.0;
+  // 0: independent heads. c in (0, 1): Θ_i = √c·U_0 + √(1−c)·U_i (unit-norm Gaussian
+  // U's, then rescaled), so every pair of Θ's has cosine ≈ c: nearly parallel heads for
+  // the phase-diagram study. theta_incoherence then fails by design and is not redrawn.
+  double coherence = 0.0;
   InputKind inputs = InputKind::boolean;
   uint64_t seed = 1;
   int max_attempts = 64;

@@ -11,4 +11,14 @@ std::array<double, 4> normal_block(uint64_t seed, Stream stream, uint64_t c0, ui
   return {a.x, a.y, b.x, b.y};
 }
 
+Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> gaussian_matrix(uint64_t seed, Stream stream,
+                                                                                       uint64_t c0, uint64_t c1, int d) {
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> a(d, d);
+  for (int e0 = 0; e0 < d * d; e0 += 4) {
+    const auto z = normal_block(seed, stream, c0, c1, static_cast<uint64_t>(e0 / 4));
+    for (int q = 0; q < 4 && e0 + q < d * d; ++q) a((e0 + q) / d, (e0 + q) % d) = z[q];
+  }
+  return a;
+}
+
 }  // namespace mha

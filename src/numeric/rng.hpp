@@ -8,6 +8,8 @@
 
 #include <Random123/philox.h>
 
+#include <Eigen/Core>
+
 #include <array>
 #include <cstdint>
 
@@ -19,6 +21,7 @@ enum class Stream : uint64_t {
   instance = 2,        // parameters of generated instances
   test_inputs = 3,     // held-out inputs for evaluation
   conditions = 4,      // Monte Carlo inside the condition report
+  student_init = 5,    // starting points of gradient-trained students (baseline/adam.hpp)
 };
 
 using Philox = r123::Philox4x64_R<10>;
@@ -34,5 +37,10 @@ inline std::array<uint64_t, 4> philox_block(uint64_t seed, Stream stream, uint64
 
 // Four standard normals from one block (Box–Muller on two pairs of 64-bit words).
 std::array<double, 4> normal_block(uint64_t seed, Stream stream, uint64_t c0, uint64_t c1, uint64_t c2);
+
+// A d×d matrix of iid standard normals: entry e (row-major) is
+// normal_block(seed, stream, c0, c1, e / 4)[e % 4].
+Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> gaussian_matrix(uint64_t seed, Stream stream,
+                                                                                       uint64_t c0, uint64_t c1, int d);
 
 }  // namespace mha

@@ -156,3 +156,23 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   CHECK(report["provenance"]["command"] == "learn");
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
+
+TEST_CASE("learn --method adam trains the baseline and reports like the paper's learner", "[cli][learn][adam]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const Run r = s.run("learn " + s.path("inst.json") + " --method adam --max-samples 200000 --batch 128 --threads 2 "
+                      "--test-samples 1000 --report " + s.path("r.json") + " -o " + s.path("learned.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("errors (Adam, best checkpoint)") != std::string::npos);
+  const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
+  CHECK(report["method"] == "adam");
+  CHECK(report["ok"] == true);
+  CHECK(report["stages"][0]["stage"] == "adam");
+  CHECK(report["errors"]["theta_max_rel"].get<double>() < 0.5);
+  CHECK(report["trajectory"].size() > 10);
+  CHECK(report["provenance"]["options"]["batch"] == 128);
+  REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);
+  expect_bad_input(s.run("learn " + s.path("inst.json") + " --method adam --max-samples 0"), "--max-seconds");
+  expect_bad_input(s.run("learn " + s.path("inst.json") + " --method sgd"), "method");
+}

@@ -20,14 +20,7 @@ std::string to_string(Flavour f) {
 }
 
 namespace {
-MatD gaussian(uint64_t seed, uint64_t index, int d) {
-  MatD a(d, d);
-  for (int e0 = 0; e0 < d * d; e0 += 4) {
-    auto z = normal_block(seed, Stream::instance, 1000 + index, 0, static_cast<uint64_t>(e0 / 4));
-    for (int q = 0; q < 4 && e0 + q < d * d; ++q) a((e0 + q) / d, (e0 + q) % d) = z[q];
-  }
-  return a;
-}
+MatD gaussian(uint64_t seed, uint64_t index, int d) { return gaussian_matrix(seed, Stream::instance, 1000 + index, 0, d); }
 }  // namespace
 
 Layer make_layer(const LayerCase& c) {
