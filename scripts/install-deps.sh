@@ -8,7 +8,7 @@ packages=(
   libeigen3-dev libboost-dev libgmp-dev libmpfr-dev
   catch2 librapidcheck-dev nlohmann-json3-dev libcli11-dev librandom123-dev
   libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
-  gnuplot-nox
+  gnuplot-nox python3
 )
 
 missing=()

@@ -97,7 +97,7 @@ LossGradient<double> batch_gradient(const Layer& student, const LabelledBatch& b
 
 json errors_json(const LayerErrors& e) {
   return {{"theta_max_rel", e.theta_max_rel}, {"w_max_rel", e.w_max_rel}, {"test_rel", e.test_relative_error},
-          {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel}, {"permutation", e.permutation}, {"test_samples", e.test_samples}};
+          {"test_relative_error", e.test_relative_error}, {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel}, {"permutation", e.permutation}, {"test_samples", e.test_samples}};
 }
 
 }  // namespace
@@ -190,6 +190,12 @@ AdamResult train_adam(const SampleSource& source, const AdamOptions& o, const In
     }
     if (c.validation_error < o.target) {
       rep.stop_reason = "target";
+      break;
+    }
+    if (truth && o.stop_parameter_error > 0 && std::max(c.theta_max_rel, c.w_max_rel) <= o.stop_parameter_error) {
+      best = student;  // the run is measured at this checkpoint
+      rep.best_checkpoint = static_cast<int>(rep.trajectory.size()) - 1;
+      rep.stop_reason = "parameter_error";
       break;
     }
   }

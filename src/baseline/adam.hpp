@@ -45,6 +45,9 @@ struct AdamOptions {
   double max_seconds = 0;            // stop after this (0: none)
   int64_t validation_samples = 1000;
   double target = 1e-30;             // stop once the relative validation error is below this
+  // Studies only (needs the truth): stop at the first checkpoint whose max Θ and W
+  // errors are both at most this (0: never). It measures "samples to reach ε".
+  double stop_parameter_error = 0;
   double checkpoint_growth = 1.05;   // checkpoints at steps 1, 2, …, growing geometrically by this factor
   AdamInit init = AdamInit::random;
   double init_theta_norm = 0.1;
@@ -65,7 +68,7 @@ struct AdamReport {
   int best_checkpoint = -1;          // the returned layer's checkpoint (smallest validation error)
   int64_t steps = 0, samples_total = 0, validation_samples = 0;
   double seconds = 0;
-  std::string stop_reason;           // "budget", "time", "target", "diverged"
+  std::string stop_reason;           // "budget", "time", "target", "parameter_error", "diverged"
   bool ok = false;
   std::string message;
   std::optional<LayerErrors> errors;

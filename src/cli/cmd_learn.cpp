@@ -57,6 +57,9 @@ void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
       ->check(CLI::Range(1e-12, 10.0));
   cmd->add_option("--init", init, "adam: starting point (symmetric: every head equal)")->capture_default_str()
       ->check(CLI::IsMember({"random", "symmetric"}));
+  cmd->add_option("--stop-at-error", o.stop_parameter_error,
+                  "adam, studies: stop once the max Θ and W errors against the instance are at most this (0: never)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--init-seed", o.init_seed, "adam: seed of the starting point")->capture_default_str();
   cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start")->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
@@ -83,7 +86,8 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"m", m}, {"batch", o.batch}, {"learning_rate", o.learning_rate}, {"schedule", "cosine"},
                   {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}, {"max_samples", o.max_samples},
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
-                  {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm}};
+                  {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
+                  {"stop_at_error", o.stop_parameter_error}};
   if (!report.empty()) {
     json rep = to_json(r.report);
     rep["provenance"] = make_provenance("learn", options);
@@ -138,6 +142,8 @@ Runner add_learn(CLI::App& app) {
       adam.threads = a->o.threads;
       adam.max_seconds = a->o.max_seconds;
       adam.test_samples = a->o.test_samples;
+      if (adam.stop_parameter_error > 0 && !a->in.instance)
+        return fail("learn", kExitBadInput, "--stop-at-error needs the true instance, not --x/--y");
       if (adam.max_samples == 0 && adam.max_seconds <= 0)
         return fail("learn", kExitBadInput, "--max-samples 0 needs a --max-seconds budget for the schedule");
       return run_adam(a->in, adam, o.m, a->report, a->out);

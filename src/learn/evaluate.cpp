@@ -13,7 +13,8 @@ LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t
   const int m = truth.m();
   if (learned.m() != m || learned.d() != truth.d()) throw std::invalid_argument("compare_layers: shapes differ");
   if (m > 8) throw std::invalid_argument("compare_layers: m > 8 heads (m! permutations)");
-  auto rel = [](const MatD& a, const MatD& b) { return (a - b).norm() / std::max(b.norm(), 1e-300); };
+  // Relative error; absolute when the true matrix is 0 (the SQ-hard family's extra head has Θ = 0).
+  auto rel = [](const MatD& a, const MatD& b) { return (a - b).norm() / (b.norm() > 0 ? b.norm() : 1.0); };
   std::vector<int> perm(m);
   std::iota(perm.begin(), perm.end(), 0);
   LayerErrors best;
@@ -30,6 +31,10 @@ LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t
       best.permutation = perm;
     }
   } while (std::next_permutation(perm.begin(), perm.end()));
+  if (best.permutation.empty()) {  // every score NaN (a diverged layer): errors are reported as NaN
+    best.permutation.resize(m);
+    std::iota(best.permutation.begin(), best.permutation.end(), 0);
+  }
   for (int i = 0; i < m; ++i) {
     best.theta_rel.push_back(rel(learned.heads[best.permutation[i]].theta, truth.layer.heads[i].theta));
     best.w_rel.push_back(rel(learned.heads[best.permutation[i]].w, truth.layer.heads[i].w));

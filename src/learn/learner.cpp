@@ -32,7 +32,8 @@ std::string format(const char* fmt, ...) {
 
 json errors_json(const LayerErrors& e) {
   return {{"theta_max_rel", e.theta_max_rel}, {"w_max_rel", e.w_max_rel}, {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel},
-          {"permutation", e.permutation}, {"test_relative_error", e.test_relative_error}, {"test_samples", e.test_samples}};
+          {"permutation", e.permutation}, {"test_rel", e.test_relative_error},
+          {"test_relative_error", e.test_relative_error}, {"test_samples", e.test_samples}};
 }
 
 double w_sum_error(const MatD& w, const Layer* truth) {

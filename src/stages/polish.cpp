@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace mha {
 
@@ -93,6 +94,16 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     return result;
   }
   rep.validation_error_before = relative_error(start, val_raw, o.threads);
+  const double jacobian_bytes = 8.0 * static_cast<double>(train_raw.x.count) * k * d * static_cast<double>(m * dd);
+  if (jacobian_bytes > o.max_jacobian_bytes) {
+    result.layer = start;
+    rep.validation_error_after = rep.validation_error_before;
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "skipped: the Jacobian would take %.1f GB (more than the %.1f GB allowed)",
+                  jacobian_bytes / 1e9, o.max_jacobian_bytes / 1e9);
+    rep.stop_reason = msg;
+    return result;
+  }
   const Data data = to_data(train_raw, k, d);
   const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
 

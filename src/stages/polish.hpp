@@ -28,6 +28,9 @@ struct PolishOptions {
   double floor = 1e-24;            // below this error, a step that does not halve it ends the run (rounding floor)
   int threads = 1;
   uint64_t first_sample = 0;
+  // The Gauss–Newton Jacobian is (N·k·d) × (m·d²) doubles: 2.1 GB at (32,2,2) but
+  // 69 GB at (64,2,2). Above this, polishing is skipped with a message.
+  double max_jacobian_bytes = 6e9;
 };
 
 struct PolishReport {

@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Regenerates docs/results.md: every table and figure of the results page.
+
+Called by scripts/results.sh (which builds the tool first). Runs `mhalearn`
+for every configuration, keeps each run's instance, log and JSON report under
+docs/results/runs/, writes the tables' data as TSV under docs/results/, draws
+the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
+
+  --quick   a few configurations per section (a few minutes)
+  --reuse   keep reports already in docs/results/runs/ (for editing this script;
+            the published page is always made without it)
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+TOOL = os.path.join(ROOT, "build/release/mhalearn")
+BENCH = os.path.join(ROOT, "build/release/mhalearn_bench")
+DATA = os.path.join(ROOT, "docs/results")
+RUNS = os.path.join(DATA, "runs")
+FIGS = os.path.join(ROOT, "docs/figures")
+THREADS = "2"
+TARGET = 1e-3  # "reached": max Θ and W relative error at most this
+
+args = None
+timings = {}
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def run(cmd, log, timeout=None):
+    """Runs the tool; returns its exit status (the report says the rest), or
+    "killed" when it outlived `timeout` seconds (a stage can run past the
+    learner's --max-seconds, which only stops new rounds)."""
+    with open(log, "w") as f:
+        f.write("$ " + " ".join(rel(c) if c.startswith(ROOT) else c for c in cmd) + "\n")
+        f.flush()
+        try:
+            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            f.write(f"\nkilled after {timeout} s\n")
+            return "killed"
+
+
+def instance(name, d, k, m, scale, seed, coherence=0.0):
+    path = os.path.join(RUNS, name + ".instance.json")
+    if args.reuse and os.path.exists(path):
+        return path
+    cmd = [TOOL, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", str(scale), "--seed", str(seed),
+           "-o", path]
+    if coherence:
+        cmd += ["--coherence", str(coherence)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    return path
+
+
+def learn(name, inst, extra, timeout=None):
+    """`mhalearn learn` with a report; returns (report or None, exit status, wall seconds)."""
+    report = os.path.join(RUNS, name + ".report.json")
+    if args.reuse and os.path.exists(report):
+        r = json.load(open(report))
+        return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
+    if os.path.exists(report):
+        os.remove(report)
+    t0 = time.time()
+    status = run([TOOL, "learn", inst, "--seed", "1", "--threads", THREADS, "--report", report] + extra,
+                 os.path.join(RUNS, name + ".log"), timeout)
+    wall = time.time() - t0
+    print(f"  {name}: exit {status}, {wall:.1f} s", file=sys.stderr)
+    if not os.path.exists(report):
+        return None, status, wall
+    r = json.load(open(report))
+    r["_exit"], r["_wall"] = status, wall
+    json.dump(r, open(report, "w"), indent=1)
+    return r, status, wall
+
+
+def err(r, key="errors"):
+    """max(Θ, W) relative error of a report's error block, or None."""
+    if not r or key not in r:
+        return None
+    e = r[key]
+    return max(e["theta_max_rel"], e["w_max_rel"])
+
+
+def test_err(r, key="errors"):
+    """Relative test error of a report's error block, or None."""
+    if not r or key not in r:
+        return None
+    e = r[key]
+    return e.get("test_rel", e.get("test_relative_error"))
+
+
+def fmt(x, digits=1):
+    if x is None:
+        return "–"
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return "–"
+    return f"{x:.{digits}e}"
+
+
+def fmt_int(x):
+    return "–" if x is None else f"{x:.2e}" if x >= 1e5 else f"{x:,}"
+
+
+def write_tsv(name, header, rows):
+    path = os.path.join(DATA, name)
+    with open(path, "w") as f:
+        f.write("\t".join(header) + "\n")
+        for r in rows:
+            f.write("\t".join("nan" if v is None else str(v) for v in r) + "\n")
+    return path
+
+
+def gnuplot(script, name):
+    path = os.path.join(FIGS, name)
+    full = f"set terminal svg size 1200,{script[0]} dynamic font 'sans,11' background '#ffffff'\nset output '{path}'\n" + script[1]
+    subprocess.run(["gnuplot"], input=full, text=True, check=True, cwd=ROOT)
+    return rel(path)
+
+
+# --------------------------------------------------------------------------- side by side
+
+SHAPES = [(16, 2, 2), (32, 2, 2), (16, 3, 2), (16, 2, 3)]
+
+
+def side_by_side():
+    t0 = time.time()
+    shapes = SHAPES if not args.quick else [(16, 2, 2), (16, 3, 2)]
+    scales = [3, 6] if not args.quick else [6]
+    seeds = [1, 2, 3] if not args.quick else [1]
+    rows = []
+    for (d, k, m) in shapes:
+        for scale in scales:
+            for seed in seeds:
+                tag = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
+                inst = instance(tag, d, k, m, scale, seed)
+                paper, status, wall = learn("sbs_paper_" + tag, inst, ["--no-reference"])
+                samples = paper["samples_total"] if paper else 0
+                seconds = paper["seconds"] if paper else 0
+                adam_n, _, _ = learn("sbs_adam_samples_" + tag, inst,
+                                     ["--method", "adam", "--max-samples", str(max(samples - 1000, 512))])
+                adam_t, _, _ = learn("sbs_adam_time_" + tag, inst,
+                                     ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"])
+                rows.append(dict(d=d, k=k, m=m, scale=scale, seed=seed, tag=tag, paper=paper, status=status,
+                                 samples=samples, seconds=seconds, adam_n=adam_n, adam_t=adam_t))
+    timings["side by side"] = time.time() - t0
+    return rows
+
+
+def side_by_side_tables(rows):
+    header = ["d", "k", "m", "scale", "seed", "paper_samples", "paper_seconds", "paper_err", "paper_polished_err",
+              "paper_polished_test", "adam_samples_err", "adam_samples_test", "adam_time_err", "adam_time_test",
+              "adam_time_samples"]
+    tsv = []
+    for r in rows:
+        tsv.append([r["d"], r["k"], r["m"], r["scale"], r["seed"], r["samples"], f"{r['seconds']:.2f}",
+                    err(r["paper"], "errors_before_polish"), err(r["paper"]),
+                    test_err(r["paper"]),
+                    err(r["adam_n"]), test_err(r["adam_n"]),
+                    err(r["adam_t"]), test_err(r["adam_t"]),
+                    r["adam_t"]["samples_total"] if r["adam_t"] else None])
+    write_tsv("side_by_side.tsv", header, tsv)
+    lines = ["| (d,k,m) | scale | seed | samples | time (s) | paper's stages | + polishing | Adam, equal samples | Adam, equal time (samples) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        at = r["adam_t"]
+        lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | {fmt_int(r['samples'])} | "
+                     f"{r['seconds']:.1f} | {fmt(err(r['paper'], 'errors_before_polish'))} | {fmt(err(r['paper']))} | "
+                     f"{fmt(err(r['adam_n']))} | {fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'}) |")
+    return "\n".join(lines)
+
+
+def side_by_side_summary(rows):
+    """Per (shape, scale): medians and who is ahead; returns (markdown, facts)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["d"], r["k"], r["m"], r["scale"]), []).append(r)
+    lines = ["| (d,k,m) | scale | runs | median paper's stages | median + polishing | median Adam (equal samples) | median Adam (equal time) | paper's stages ≤ 1e−3 | polished ≤ 1e−3 | Adam equal samples ≤ 1e−3 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    facts = []
+    for key, rs in groups.items():
+        def med(vals):
+            vals = [v for v in vals if v is not None]
+            return statistics.median(vals) if vals else None
+        p = med([err(r["paper"], "errors_before_polish") for r in rs])
+        pp = med([err(r["paper"]) for r in rs])
+        an = med([err(r["adam_n"]) for r in rs])
+        at = med([err(r["adam_t"]) for r in rs])
+        cnt = lambda vals: sum(1 for v in vals if v is not None and v <= TARGET)
+        c_p = cnt([err(r["paper"], "errors_before_polish") for r in rs])
+        c_pp = cnt([err(r["paper"]) for r in rs])
+        c_an = cnt([err(r["adam_n"]) for r in rs])
+        d, k, m, scale = key
+        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} | {fmt(p)} | {fmt(pp)} | {fmt(an)} | {fmt(at)} | "
+                     f"{c_p}/{len(rs)} | {c_pp}/{len(rs)} | {c_an}/{len(rs)} |")
+        facts.append(dict(key=key, paper=p, polished=pp, adam_n=an, adam_t=at, n=len(rs), c_p=c_p, c_pp=c_pp, c_an=c_an))
+    return "\n".join(lines), facts
+
+
+def side_by_side_figures(rows):
+    """Error vs samples and error vs time, seed 1 of every (shape, scale): Adam's trajectory and the paper's points."""
+    panels = [r for r in rows if r["seed"] == 1]
+    figs = []
+    for axis, key, adam_key, xlabel, fname in [
+            ("samples", "samples", "adam_n", "samples", "results_error_vs_samples.svg"),
+            ("seconds", "seconds", "adam_t", "seconds (2 threads)", "results_error_vs_time.svg")]:
+        plots = []
+        for r in panels:
+            base = f"fig_{axis}_{r['tag']}"
+            traj = []
+            if r[adam_key]:
+                for c in r[adam_key]["trajectory"]:
+                    if "theta_max_rel" in c:
+                        traj.append([c[key], max(c["theta_max_rel"], c["w_max_rel"])])
+            t_path = write_tsv(base + "_adam.tsv", [key, "err"], traj)
+            pts = []
+            if r["paper"]:
+                x = r["paper"]["samples_total"] if axis == "samples" else r["paper"]["seconds"]
+                pts.append([x, err(r["paper"], "errors_before_polish"), err(r["paper"])])
+            p_path = write_tsv(base + "_paper.tsv", [key, "paper", "polished"], pts)
+            plots.append((r, t_path, p_path))
+        cols = 4
+        nrows = math.ceil(len(plots) / cols)
+        script = [f"set multiplot layout {nrows},{cols}", "set logscale xy", "set format y '10^{%L}'",
+                  "set format x '10^{%L}'" if axis == "samples" else "set format x '%g'",
+                  f"set xlabel '{xlabel}'", "set ylabel 'max Θ/W error'", "set yrange [1e-16:10]", "set key bottom left font ',9'",
+                  "set datafile missing 'nan'"]
+        for r, t_path, p_path in plots:
+            script.append(f"set title '({r['d']},{r['k']},{r['m']}), scale {r['scale']}, seed 1'")
+            script.append(f"plot '{t_path}' using 1:2 skip 1 with lines lw 2 title 'Adam', "
+                          f"'{p_path}' using 1:2 skip 1 with points pt 7 ps 1.5 title 'paper', "
+                          f"'{p_path}' using 1:3 skip 1 with points pt 5 ps 1.5 title 'paper+polish'")
+        script.append("unset multiplot")
+        figs.append(gnuplot((300 * nrows + 40, "\n".join(script) + "\n"), fname))
+    return figs
+
+
+# --------------------------------------------------------------------------- phase diagram
+
+
+def classify(r, key="errors"):
+    if not r or key not in r:
+        return "failed"
+    e = err(r, key)
+    test = test_err(r, key)
+    if e <= TARGET:
+        return "recovered"
+    if test <= 1e-6:
+        return "fits, other heads"
+    if e <= 0.1:
+        return "close"
+    return "stalled"
+
+
+def phase_diagram():
+    t0 = time.time()
+    scales = [3, 6, 12, 24] if not args.quick else [3, 12]
+    coherences = [0.0, 0.5, 0.9, 0.99] if not args.quick else [0.0, 0.9]
+    adam_budget = 6000000 if not args.quick else 2000000
+    cells = []
+    for scale in scales:
+        for coh in coherences:
+            tag = f"scale{scale}_coh{coh}"
+            inst = instance("phase_" + tag, 16, 2, 2, scale, 1, coh)
+            paper, status, _ = learn("phase_paper_" + tag, inst, ["--no-reference"])
+            adam, _, _ = learn("phase_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(adam_budget)])
+            cells.append(dict(scale=scale, coh=coh, paper=paper, status=status, adam=adam))
+    timings["phase diagram"] = time.time() - t0
+    return cells, scales, coherences, adam_budget
+
+
+def phase_outputs(cells, scales, coherences, adam_budget):
+    rows = []
+    for c in cells:
+        rows.append([c["scale"], c["coh"], err(c["paper"], "errors_before_polish"), err(c["paper"]), err(c["adam"]),
+                     classify(c["paper"], "errors_before_polish"), classify(c["paper"]), classify(c["adam"])])
+    write_tsv("phase_diagram.tsv", ["scale", "coherence", "paper_err", "polished_err", "adam_err", "paper_class",
+                                    "polished_class", "adam_class"], rows)
+    # Heat maps of log10 error on the (coherence index, scale index) grid, one panel per method.
+    grid = []
+    for c in cells:
+        i, j = coherences.index(c["coh"]), scales.index(c["scale"])
+        vals = [err(c["paper"], "errors_before_polish"), err(c["paper"]), err(c["adam"])]
+        grid.append([i, j] + [math.log10(max(v, 1e-16)) if v is not None else 1.0 for v in vals])
+    g_path = write_tsv("phase_grid.tsv", ["coh_index", "scale_index", "paper", "polished", "adam"], grid)
+    xt = ", ".join(f"'{c}' {i}" for i, c in enumerate(coherences))
+    yt = ", ".join(f"'{s}' {i}" for i, s in enumerate(scales))
+    script = ["set multiplot layout 1,3", f"set xtics ({xt})", f"set ytics ({yt})", "set xlabel 'pairwise cos(Θ_1, Θ_2)'",
+              "set ylabel 'logit scale'", "set cbrange [-16:1]", "set cblabel 'log_{10} max Θ/W error'",
+              "set palette defined (-16 '#1a9850', -6 '#91cf60', -3 '#d9ef8b', -2 '#fee08b', -1 '#fc8d59', 1 '#d73027')",
+              f"set xrange [-0.5:{len(coherences) - 0.5}]", f"set yrange [-0.5:{len(scales) - 0.5}]", "unset key"]
+    for col, title in [(3, "paper's stages"), (4, "paper + polishing"), (5, f"Adam, {adam_budget:.0e} samples")]:
+        script.append(f"set title \"{title}\"")
+        script.append(f"plot '{g_path}' using 1:2:{col} skip 1 with image, '' using 1:2:(sprintf('%.0f', ${col})) skip 1 with labels")
+    script.append("unset multiplot")
+    fig = gnuplot((420, "\n".join(script) + "\n"), "results_phase_diagram.svg")
+    lines = ["| logit scale | cos(Θ_1,Θ_2) | paper's stages | + polishing | Adam |", "|---:|---:|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r[0]} | {r[1]} | {fmt(r[2])} ({r[5]}) | {fmt(r[3])} ({r[6]}) | {fmt(r[4])} ({r[7]}) |")
+    return "\n".join(lines), fig, rows
+
+
+def other_regimes():
+    """Single runs for the regimes the grid does not cover."""
+    t0 = time.time()
+    out = []
+    base = instance("regime_base", 16, 2, 2, 6, 1)
+    # More heads.
+    for m in ([4] if not args.quick else []):
+        inst = instance(f"regime_m{m}", 16, 2, m, 6, 1)
+        p, s, _ = learn(f"regime_paper_m{m}", inst, ["--no-reference"])
+        a, _, _ = learn(f"regime_adam_m{m}", inst, ["--method", "adam", "--max-samples", "6000000"])
+        out.append((f"more heads: (16,2,{m}), scale 6", p, s, a, "Adam 6e6 samples"))
+    # Symmetric and saturated starts (Adam only; the paper's learner has no starting point).
+    a, _, _ = learn("regime_adam_symmetric", base, ["--method", "adam", "--max-samples", "6000000", "--init", "symmetric"])
+    out.append(("Adam from a symmetric start (both heads equal)", None, None, a, "6e6 samples"))
+    a, _, _ = learn("regime_adam_saturated", base, ["--method", "adam", "--max-samples", "6000000", "--init-theta-norm", "30"])
+    out.append(("Adam from a saturated start (‖Θ_i‖_F = 30 at init)", None, None, a, "6e6 samples"))
+    # Small budgets, both methods.
+    budgets = [100000, 300000, 1000000] if not args.quick else [300000]
+    for n in budgets:
+        a, _, _ = learn(f"regime_adam_budget{n}", base, ["--method", "adam", "--max-samples", str(n)])
+        out.append((f"small budget: Adam, {n:.0e} samples", None, None, a, f"{n:.0e} samples"))
+    lean = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
+            "--margin-samples", "100000", "--rounds", "3"]
+    p, s, _ = learn("regime_paper_lean", base, lean + ["--no-reference"])
+    out.append(("small budget: paper, stage1 5e4 / crude 1e5 / sculpt 3e5 / margin 1e5, 3 rounds", p, s, None, ""))
+    # The SQ-hard family's member (MATH.md §4).
+    hard = os.path.join(RUNS, "regime_sq_member.instance.json")
+    if not (args.reuse and os.path.exists(hard)):
+        subprocess.run([TOOL, "hard", "--d", "16", "--m", "3", "--seed", "1", "-o", hard], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    p, s, _ = learn("regime_paper_sq", hard, ["--no-reference"])
+    a, _, _ = learn("regime_adam_sq", hard, ["--method", "adam", "--max-samples", "6000000"])
+    out.append(("SQ-hard member (d = 16, m = 3 hidden heads + 1, `mhalearn hard`)", p, s, a, "Adam 6e6 samples"))
+    timings["other regimes"] = time.time() - t0
+    lines = ["| regime | paper's stages | + polishing | paper's message | Adam | Adam test error |", "|---|---|---|---|---|---|"]
+    for name, p, s, a, note in out:
+        pm = "–"
+        if p is not None:
+            pm = (p.get("message") or "ok").replace("|", "/")[:120]
+        lines.append(f"| {name} | {fmt(err(p, 'errors_before_polish')) if p else '–'} | {fmt(err(p)) if p else '–'} | "
+                     f"{pm if p is not None else '–'} | {fmt(err(a))} ({classify(a)}) | "
+                     f"{fmt(test_err(a))} |")
+    return "\n".join(lines), out
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def first_reach(r):
+    """(samples, seconds) of Adam's first checkpoint at TARGET, or None."""
+    if not r:
+        return None
+    for c in r["trajectory"]:
+        if "theta_max_rel" in c and max(c["theta_max_rel"], c["w_max_rel"]) <= TARGET:
+            return c["samples"], c["seconds"]
+    return None
+
+
+def fit_exponent(xs, ys):
+    """Least-squares slope of log y on log x (None with fewer than two points)."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if y]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx else None
+
+
+def scaling(sbs_rows):
+    t0 = time.time()
+    ds = [8, 16, 32, 64] if not args.quick else [8, 16]
+    ms = [1, 2, 3] if not args.quick else [1, 2]
+    cap = 300 if not args.quick else 60
+    rows = []
+    points = [("d", d, 2) for d in ds] + [("m", 16, m) for m in ms if m != 2]
+    for axis, d, m in points:
+        tag = f"d{d}_k2_m{m}"
+        inst = instance("scaling_" + tag, d, 2, m, 6, 1)
+        extra = ["--max-seconds", str(cap), "--no-reference"]
+        # The side-by-side study already ran the learner on this instance (same generator options).
+        same = [r for r in sbs_rows if (r["d"], r["k"], r["m"], r["scale"], r["seed"]) == (d, 2, m, 6, 1)]
+        if same and same[0]["paper"] and same[0]["paper"]["seconds"] <= cap:
+            paper, status = same[0]["paper"], same[0]["status"]
+        else:
+            paper, status, wall = learn("scaling_paper_" + tag, inst, extra, timeout=2 * cap)
+        adam, _, awall = learn("scaling_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(40000000),
+                                                            "--stop-at-error", str(TARGET), "--max-seconds", str(cap)])
+        pe = err(paper)
+        rows.append(dict(axis=axis, d=d, m=m, paper=paper, status=status,
+                         paper_reached=(paper["samples_total"], paper["seconds"]) if pe is not None and pe <= TARGET else None,
+                         paper_err=pe, adam=adam, adam_reached=first_reach(adam),
+                         adam_samples=adam["samples_total"] if adam else None,
+                         adam_seconds=adam["seconds"] if adam else None))
+    timings["scaling"] = time.time() - t0
+    return rows, cap
+
+
+def scaling_outputs(rows, cap):
+    tsv, lines = [], ["| (d,k,m) | paper: samples | paper: s | paper: final error | Adam: samples to 1e−3 | Adam: s to 1e−3 | Adam: final error |",
+                      "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        pr, ar = r["paper_reached"], r["adam_reached"]
+        p_s = fmt_int(pr[0]) if pr else (f"not reached ({fmt_int(r['paper']['samples_total'])} used)" if r["paper"]
+                                         else f"no layer (exit {r['status']}{', after ' + str(2 * cap) + ' s' if r['status'] == 'killed' else ''})")
+        p_t = f"{pr[1]:.1f}" if pr else (f"{r['paper']['seconds']:.0f} used" if r["paper"] else "–")
+        a_s = fmt_int(ar[0]) if ar else f"not reached ({fmt_int(r['adam_samples'])} in {r['adam_seconds']:.0f} s)" if r["adam"] else "–"
+        a_t = f"{ar[1]:.1f}" if ar else "–"
+        lines.append(f"| ({r['d']},2,{r['m']}) | {p_s} | {p_t} | {fmt(r['paper_err'])} | {a_s} | {a_t} | {fmt(err(r['adam']))} |")
+        tsv.append([r["d"], r["m"], pr[0] if pr else None, pr[1] if pr else None, ar[0] if ar else None, ar[1] if ar else None])
+    path = write_tsv("scaling.tsv", ["d", "m", "paper_samples", "paper_seconds", "adam_samples", "adam_seconds"], tsv)
+    d_rows = [r for r in rows if r["axis"] == "d" or (r["d"] == 16 and r["m"] == 2)]
+    d_rows = sorted({r["d"]: r for r in d_rows}.values(), key=lambda r: r["d"])
+    m_rows = sorted([r for r in rows if r["d"] == 16], key=lambda r: r["m"])
+    fits = {}
+    for label, rs, var in [("d", d_rows, "d"), ("m", m_rows, "m")]:
+        for who in ["paper", "adam"]:
+            for i, what in [(0, "samples"), (1, "seconds")]:
+                xs = [r[var] for r in rs if r[who + "_reached"]]
+                ys = [r[who + "_reached"][i] for r in rs if r[who + "_reached"]]
+                fits[(label, who, what)] = (fit_exponent(xs, ys), xs)
+    d_path = write_tsv("scaling_d.tsv", ["d", "paper_samples", "paper_seconds", "adam_samples", "adam_seconds"],
+                       [[r["d"]] + [r["paper_reached"][0] if r["paper_reached"] else None,
+                                    r["paper_reached"][1] if r["paper_reached"] else None,
+                                    r["adam_reached"][0] if r["adam_reached"] else None,
+                                    r["adam_reached"][1] if r["adam_reached"] else None] for r in d_rows])
+    script = ["set multiplot layout 1,2", "set logscale xy", "set key top left", "set xlabel 'd (k = 2, m = 2)'",
+              "set datafile missing 'nan'", "set xtics (8, 16, 32, 64)", "set format y '10^{%L}'",
+              "set title 'samples to max Θ/W error 1e-3'", "set ylabel 'samples'",
+              f"plot '{d_path}' using 1:2 skip 1 with linespoints pt 7 lw 2 title 'paper + polishing', '' using 1:4 skip 1 with linespoints pt 5 lw 2 title 'Adam'",
+              "set title 'seconds to max Θ/W error 1e-3 (2 threads)'", "set ylabel 'seconds'", "set format y '%g'",
+              f"plot '{d_path}' using 1:3 skip 1 with linespoints pt 7 lw 2 title 'paper + polishing', '' using 1:5 skip 1 with linespoints pt 5 lw 2 title 'Adam'",
+              "unset multiplot"]
+    fig = gnuplot((420, "\n".join(script) + "\n"), "results_scaling.svg")
+    return "\n".join(lines), fits, fig
+
+
+# --------------------------------------------------------------------------- throughput
+
+
+def throughput(sbs_rows):
+    t0 = time.time()
+    out = os.path.join(DATA, "bench.json")
+    if not (args.reuse and os.path.exists(out)):
+        flt = "GemmPeak|FastForward/2_16_2|FastForward/2_32_2|ReferenceForward/2_16_2|CertifyRow|WStack|LossGradient"
+        subprocess.run([BENCH, f"--benchmark_filter={flt}", "--benchmark_min_time=0.3", "--benchmark_format=json",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL,
+                       cwd=ROOT)
+    bench = {b["name"]: b for b in json.load(open(out))["benchmarks"]}
+    # Stage 1: fast vs MPFR statistic on the same samples.
+    s1 = os.path.join(RUNS, "throughput_stage1.report.json")
+    inst = instance("regime_base", 16, 2, 2, 6, 1)
+    if not (args.reuse and os.path.exists(s1)):
+        run([TOOL, "stage1", inst, "--samples", "200000", "--reference", "--reference-samples", "2000", "--threads", THREADS,
+             "--report", s1], os.path.join(RUNS, "throughput_stage1.log"))
+    st1 = json.load(open(s1))
+    timings["throughput"] = time.time() - t0
+
+    def per_call(name):
+        b = bench.get(name)
+        if not b:
+            return None
+        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+        return b["real_time"] * unit
+
+    rows = []
+    ref, _, _ = learn("throughput_paper_with_reference", inst, [])
+    cross = st1["stages"][0].get("reference_same_sample") or {}
+    if cross:
+        rows.append(("1: W_Σ statistic", f"{cross['samples']} samples, fast vs MPFR", cross["seconds_fast"], cross["seconds_reference"]))
+    f, rf = per_call("BM_CertifyRow_fast"), per_call("BM_CertifyRow_reference")
+    rows.append(("2: certify one row", "double normal equations vs MPFR QR (200 bits)", f, rf))
+    if ref:
+        fast3 = [s["seconds"] for s in ref["stages"] if s["stage"] == "3" and "reference" not in s]
+        ref3 = [s["seconds"] for s in ref["stages"] if s["stage"] == "3" and "reference" in s]
+        fast5 = [s["seconds"] for s in ref["stages"] if s["stage"] == "5" and "reference" not in s]
+        ref5 = [s["seconds"] for s in ref["stages"] if s["stage"] == "5" and "reference" in s]
+        if fast3 and ref3:
+            rows.append(("3: proxy of the hull", "whole fast stage 3 (incl. sampling) vs CLP QP min-norm point", statistics.median(fast3), ref3[0]))
+        if fast5 and ref5:
+            rows.append(("5: span of the hull", "singular-value gap vs 2d² LP widths (CLP)", statistics.median(fast5), ref5[0]))
+    f, rf = per_call("BM_WStack_fast"), per_call("BM_WStack_reference")
+    rows.append(("6 / polish: W least squares", "64 samples: double QR vs exact rational Gauss–Jordan", f, rf))
+    f, rf = per_call("BM_LossGradient_fast"), per_call("BM_LossGradient_reference")
+    rows.append(("Adam: loss gradient", "one sample: double vs MPFR (200 bits)", f, rf))
+    lines = ["| stage | what is compared | fast (s) | reference (s) | reference / fast |", "|---|---|---:|---:|---:|"]
+    for name, what, f, rf in rows:
+        ratio = rf / f if f and rf else None
+        lines.append(f"| {name} | {what} | {fmt(f, 2)} | {fmt(rf, 2)} | {('%.0f×' % ratio) if ratio else '–'} |")
+    peak = bench.get("BM_GemmPeak", {}).get("GFLOPs")
+    fwd = []
+    for shape, (k, d, m) in [("2_16_2", (2, 16, 2)), ("2_32_2", (2, 32, 2))]:
+        for name, b in bench.items():
+            if name.startswith(f"BM_FastForward/{shape}") and b.get("run_type", "iteration") == "iteration":
+                thr = name.split("threads:")[-1] if "threads:" in name else "?"
+                fwd.append((f"({k},{d},{m})", thr, b.get("items_per_second"), b.get("GFLOPs")))
+    flines = ["| shape (k,d,m) | threads | examples/s | effective GFLOP/s | of 1-core GEMM peak |", "|---|---:|---:|---:|---:|"]
+    for shape, thr, ips, gf in fwd:
+        frac = f"{100 * gf / peak:.0f} %" if gf and peak else "–"
+        flines.append(f"| {shape} | {thr} | {fmt(ips, 2)} | {gf:.1f} | {frac} |" if gf else f"| {shape} | {thr} | {fmt(ips, 2)} | – | – |")
+    refps = bench.get("BM_ReferenceForward/2_16_2", {}).get("items_per_second")
+    return "\n".join(lines), "\n".join(flines), peak, refps
+
+
+# --------------------------------------------------------------------------- page
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.0f} GiB"
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=ROOT).stdout.strip()
+    return cpu, os.cpu_count(), mem, commit + (" (with uncommitted changes)" if dirty else ""), platform.platform()
+
+
+def main():
+    global args
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--command", default="scripts/results.sh")
+    args = ap.parse_args()
+    os.makedirs(RUNS, exist_ok=True)
+    os.makedirs(FIGS, exist_ok=True)
+    start = time.time()
+    started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    print("side by side", file=sys.stderr)
+    sbs = side_by_side()
+    print("phase diagram", file=sys.stderr)
+    cells, scales, cohs, adam_budget = phase_diagram()
+    print("other regimes", file=sys.stderr)
+    regimes_md, regimes = other_regimes()
+    print("scaling", file=sys.stderr)
+    sc_rows, cap = scaling(sbs)
+    print("throughput", file=sys.stderr)
+    ratio_md, fwd_md, peak, refps = throughput(sbs)
+
+    sbs_md = side_by_side_tables(sbs)
+    sum_md, facts = side_by_side_summary(sbs)
+    figs = side_by_side_figures(sbs)
+    phase_md, phase_fig, phase_rows = phase_outputs(cells, scales, cohs, adam_budget)
+    sc_md, fits, sc_fig = scaling_outputs(sc_rows, cap)
+    total = time.time() - start
+    cpu, cores, mem, commit, plat = machine()
+    page = render(dict(sbs_md=sbs_md, sum_md=sum_md, facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
+                       phase_rows=phase_rows, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
+                       sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total,
+                       cpu=cpu, cores=cores, mem=mem, commit=commit, plat=plat, started=started, adam_budget=adam_budget,
+                       scales=scales, cohs=cohs, command=args.command, quick=args.quick))
+    with open(os.path.join(ROOT, "docs/results.md"), "w") as f:
+        f.write(page)
+    print(f"wrote docs/results.md in {total / 60:.1f} min", file=sys.stderr)
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_page import render  # noqa: E402  (the page's prose, kept apart from the runs)
+
+if __name__ == "__main__":
+    main()

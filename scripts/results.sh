@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates docs/results.md and every table and figure in it from scratch:
+# the paper's learner against the Adam baseline side by side, where each fails
+# (phase diagram and other regimes), scaling in d and m, and throughput (fast
+# vs reference paths, forward pass vs the machine's peak). Records machine,
+# commit and seeds on the page. Runs, reports and logs: docs/results/.
+#
+# Usage: scripts/results.sh            every configuration (about 80 min on 2 cores)
+#        scripts/results.sh --quick    a few configurations per section (a few minutes)
+# Run it on an otherwise idle machine: the page reports wall times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build-cli.sh
+cmake --build --preset release --target mhalearn_bench >/dev/null
+if [[ "${1:-}" != "--quick" ]]; then
+  ./scripts/wsum-figure.sh >/dev/null   # the stage-1 figure the page embeds
+fi
+[[ " $* " == *" --reuse "* ]] || rm -rf docs/results
+python3 scripts/results.py "$@" --command "scripts/results.sh${*:+ $*}"
