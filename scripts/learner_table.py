@@ -67,7 +67,8 @@ for n in names:
 if "d16_k2_m2_s1" in walls:
     print("## Sample efficiency against gradient training\n")
     print(f"The planning measurement for Adam at (16,2,2), scale 6, was {ADAM_SAMPLES_TO_1E3:.1e} samples (1.6–1.8e6) to reach")
-    print("1e−3 parameter error. The paper's stages here (validation set included):\n")
+    print("1e−3 parameter error; `mhalearn learn --method adam` now measures it in this repository")
+    print("([results.md](results.md), section 3, on the same instance). The paper's stages here (validation set included):\n")
     print("| run | samples (paper) | ratio to 1.7e6 | paper Θ err |")
     print("|---|---|---|---|")
     for n in names:
