@@ -29,6 +29,7 @@ RUNS = os.path.join(DATA, "runs")
 FIGS = os.path.join(ROOT, "docs/figures")
 THREADS = "2"
 TARGET = 1e-3  # "reached": max Θ and W relative error at most this
+PAPER_TIMEOUT = 1200  # s; a run killed at this is reported as such (no report, no Adam comparison)
 
 args = None
 timings = {}
@@ -145,13 +146,15 @@ def side_by_side():
             for seed in seeds:
                 tag = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
                 inst = instance(tag, d, k, m, scale, seed)
-                paper, status, wall = learn("sbs_paper_" + tag, inst, ["--no-reference"])
+                paper, status, wall = learn("sbs_paper_" + tag, inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
                 samples = paper["samples_total"] if paper else 0
                 seconds = paper["seconds"] if paper else 0
-                adam_n, _, _ = learn("sbs_adam_samples_" + tag, inst,
-                                     ["--method", "adam", "--max-samples", str(max(samples - 1000, 512))])
-                adam_t, _, _ = learn("sbs_adam_time_" + tag, inst,
-                                     ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"])
+                adam_n = adam_t = None  # no budget to match when the paper run gave no report
+                if paper:
+                    adam_n, _, _ = learn("sbs_adam_samples_" + tag, inst,
+                                         ["--method", "adam", "--max-samples", str(max(samples - 1000, 512))])
+                    adam_t, _, _ = learn("sbs_adam_time_" + tag, inst,
+                                         ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"])
                 rows.append(dict(d=d, k=k, m=m, scale=scale, seed=seed, tag=tag, paper=paper, status=status,
                                  samples=samples, seconds=seconds, adam_n=adam_n, adam_t=adam_t))
     timings["side by side"] = time.time() - t0
@@ -175,6 +178,10 @@ def side_by_side_tables(rows):
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         at = r["adam_t"]
+        if not r["paper"]:
+            why = f"killed after {PAPER_TIMEOUT} s" if r["status"] == "killed" else f"exit {r['status']}, no report"
+            lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | – | – | paper's learner: {why} | – | – | – |")
+            continue
         lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | {fmt_int(r['samples'])} | "
                      f"{r['seconds']:.1f} | {fmt(err(r['paper'], 'errors_before_polish'))} | {fmt(err(r['paper']))} | "
                      f"{fmt(err(r['adam_n']))} | {fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'}) |")
@@ -273,7 +280,7 @@ def phase_diagram():
         for coh in coherences:
             tag = f"scale{scale}_coh{coh}"
             inst = instance("phase_" + tag, 16, 2, 2, scale, 1, coh)
-            paper, status, _ = learn("phase_paper_" + tag, inst, ["--no-reference"])
+            paper, status, _ = learn("phase_paper_" + tag, inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
             adam, _, _ = learn("phase_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(adam_budget)])
             cells.append(dict(scale=scale, coh=coh, paper=paper, status=status, adam=adam))
     timings["phase diagram"] = time.time() - t0
@@ -319,7 +326,7 @@ def other_regimes():
     # More heads.
     for m in ([4] if not args.quick else []):
         inst = instance(f"regime_m{m}", 16, 2, m, 6, 1)
-        p, s, _ = learn(f"regime_paper_m{m}", inst, ["--no-reference"])
+        p, s, _ = learn(f"regime_paper_m{m}", inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
         a, _, _ = learn(f"regime_adam_m{m}", inst, ["--method", "adam", "--max-samples", "6000000"])
         out.append((f"more heads: (16,2,{m}), scale 6", p, s, a, "Adam 6e6 samples"))
     # Symmetric and saturated starts (Adam only; the paper's learner has no starting point).
@@ -334,14 +341,14 @@ def other_regimes():
         out.append((f"small budget: Adam, {n:.0e} samples", None, None, a, f"{n:.0e} samples"))
     lean = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
             "--margin-samples", "100000", "--rounds", "3"]
-    p, s, _ = learn("regime_paper_lean", base, lean + ["--no-reference"])
+    p, s, _ = learn("regime_paper_lean", base, lean + ["--no-reference"], timeout=PAPER_TIMEOUT)
     out.append(("small budget: paper, stage1 5e4 / crude 1e5 / sculpt 3e5 / margin 1e5, 3 rounds", p, s, None, ""))
     # The SQ-hard family's member (MATH.md §4).
     hard = os.path.join(RUNS, "regime_sq_member.instance.json")
     if not (args.reuse and os.path.exists(hard)):
         subprocess.run([TOOL, "hard", "--d", "16", "--m", "3", "--seed", "1", "-o", hard], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    p, s, _ = learn("regime_paper_sq", hard, ["--no-reference"])
+    p, s, _ = learn("regime_paper_sq", hard, ["--no-reference"], timeout=PAPER_TIMEOUT)
     a, _, _ = learn("regime_adam_sq", hard, ["--method", "adam", "--max-samples", "6000000"])
     out.append(("SQ-hard member (d = 16, m = 3 hidden heads + 1, `mhalearn hard`)", p, s, a, "Adam 6e6 samples"))
     timings["other regimes"] = time.time() - t0

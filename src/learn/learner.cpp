@@ -208,9 +208,11 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
       r.details = {{"grid_per_axis", nr.grid_per_axis}, {"coarse_resolution", nr.coarse_resolution},
                    {"tuples_exhaustive", nr.tuples_exhaustive}, {"coarse_validation_error", nr.coarse_validation_error},
                    {"refine_iterations", nr.refine_iterations}, {"tuples_refine", nr.tuples_refine},
+                   {"refine_capped", nr.refine_capped},
                    {"final_resolution", nr.final_resolution}, {"validation_error", cur.validation_error}};
-      r.summary = format("net %d/axis (%lld tuples) then refined to step %.1e: validation error %.2e", nr.grid_per_axis,
-                         (long long)nr.tuples_exhaustive, nr.final_resolution, cur.validation_error);
+      r.summary = format("net %d/axis (%lld tuples) then refined to step %.1e%s: validation error %.2e",
+                         nr.grid_per_axis, (long long)nr.tuples_exhaustive, nr.final_resolution,
+                         nr.refine_capped ? " (iteration cap)" : "", cur.validation_error);
       if (truth_instance) {
         const LayerErrors e = compare_layers(cur.net.layer, *truth_instance, o.test_seed, 0, o.threads);
         r.details["theta_max_rel"] = e.theta_max_rel;

@@ -202,6 +202,10 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
   double h = rep.coarse_resolution / 2;
   const int moves_per_head = static_cast<int>(std::llround(std::pow(3, axes)));
   while (axes > 0 && h >= o.final_step * t_max) {
+    if (rep.refine_iterations == o.max_refine_iterations) {
+      rep.refine_capped = true;
+      break;
+    }
     ++rep.refine_iterations;
     // Moved copies of every head: designs[i * moves_per_head + v].
     std::vector<PointDesign> moved(static_cast<size_t>(m) * moves_per_head);
@@ -224,7 +228,10 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
     }
     rep.tuples_refine += combos;
     const size_t c_best = argmin(errs);
-    if (errs[c_best] < current_error) {
+    // A move must beat the current error by more than the validation error's
+    // round-off (normal equations: ~1e-12 relative); smaller "gains" are noise and
+    // would keep the search walking along a flat valley at the same h indefinitely.
+    if (errs[c_best] < current_error * (1 - 1e-12)) {
       current_error = errs[c_best];
       int64_t rest = static_cast<int64_t>(c_best);
       for (int i = 0; i < m; ++i, rest /= moves_per_head) {

@@ -29,6 +29,7 @@ struct NetOptions {
   int64_t validation_samples = 0;  // 0: as many as train_samples
   int64_t max_tuples = 20000;      // exhaustive level budget
   double final_step = 1e-7;        // refinement stops when h < final_step · T
+  int64_t max_refine_iterations = 1000;  // safety cap; typical runs take 30–100 (a flat valley can take forever)
   double radius = 20;              // R, as in stage 2
   int threads = 1;
   uint64_t first_sample = 0;
@@ -42,6 +43,7 @@ struct NetReport {
   double coarse_validation_error = 0;  // of the exhaustive winner
   int64_t refine_iterations = 0;
   int64_t tuples_refine = 0;
+  bool refine_capped = false;          // stopped at max_refine_iterations
   double final_resolution = 0;         // last h of the refinement
   double validation_error = 0;         // of the returned layer
   int64_t samples = 0;                 // train + validation

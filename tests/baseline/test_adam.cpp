@@ -36,12 +36,18 @@ TEST_CASE("Adam learns a small instance, reproducibly for any thread count", "[a
   // The schedule decays to 0 over the budget.
   CHECK(r.report.trajectory.front().learning_rate > 0.99 * o.learning_rate);
   CHECK(r.report.trajectory.back().learning_rate < 1e-3 * o.learning_rate);
-  AdamOptions one = o;
+  // Gradients are summed over fixed slices, so the thread count cannot change a bit.
+  // (A shorter budget: the claim is per step, and the sanitizer build runs this ~150× slower.)
+  AdamOptions two = o;
+  two.max_samples = 30000;
+  AdamOptions one = two;
   one.threads = 1;
+  const AdamResult r2 = train_adam(oracle, two, &inst);
   const AdamResult r1 = train_adam(oracle, one, &inst);
+  REQUIRE(r2.report.steps == r1.report.steps);
   for (int i = 0; i < 2; ++i) {
-    CHECK(r1.layer.heads[i].theta == r.layer.heads[i].theta);
-    CHECK(r1.layer.heads[i].w == r.layer.heads[i].w);
+    CHECK(r1.layer.heads[i].theta == r2.layer.heads[i].theta);
+    CHECK(r1.layer.heads[i].w == r2.layer.heads[i].w);
   }
 }
 
@@ -50,6 +56,7 @@ TEST_CASE("Adam from a symmetric start keeps the heads equal and cannot fit two 
   const SampleOracle oracle(inst, 1);
   AdamOptions o = small_options();
   o.init = AdamInit::symmetric;
+  o.max_samples = 100000;  // measured: a random start reaches Θ error 0.19 with this budget, the symmetric one 0.91
   const AdamResult r = train_adam(oracle, o, &inst);
   REQUIRE(r.report.ok);
   // Equal heads get equal gradients, so they stay bit-identical: the student is one head.

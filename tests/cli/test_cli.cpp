@@ -160,7 +160,7 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
 TEST_CASE("learn --method adam trains the baseline and reports like the paper's learner", "[cli][learn][adam]") {
   Sandbox s;
   REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
-  const Run r = s.run("learn " + s.path("inst.json") + " --method adam --max-samples 200000 --batch 128 --threads 2 "
+  const Run r = s.run("learn " + s.path("inst.json") + " --method adam --max-samples 100000 --batch 128 --threads 2 "
                       "--test-samples 1000 --report " + s.path("r.json") + " -o " + s.path("learned.json"));
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.status == 0);
@@ -169,7 +169,7 @@ TEST_CASE("learn --method adam trains the baseline and reports like the paper's 
   CHECK(report["method"] == "adam");
   CHECK(report["ok"] == true);
   CHECK(report["stages"][0]["stage"] == "adam");
-  CHECK(report["errors"]["theta_max_rel"].get<double>() < 0.5);
+  CHECK(report["errors"]["theta_max_rel"].get<double>() < 0.5);  // measured 0.19 (Θ), 0.11 (W)
   CHECK(report["trajectory"].size() > 10);
   CHECK(report["provenance"]["options"]["batch"] == 128);
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);
