@@ -357,8 +357,12 @@ def other_regimes():
         pm = "–"
         if p is not None:
             pm = (p.get("message") or "ok").replace("|", "/")[:120]
+        elif s == "killed":
+            pm = f"killed after {PAPER_TIMEOUT} s, no report"
+        elif s is not None:
+            pm = f"exit {s}, no report"
         lines.append(f"| {name} | {fmt(err(p, 'errors_before_polish')) if p else '–'} | {fmt(err(p)) if p else '–'} | "
-                     f"{pm if p is not None else '–'} | {fmt(err(a))} ({classify(a)}) | "
+                     f"{pm} | {fmt(err(a))} ({classify(a)}) | "
                      f"{fmt(test_err(a))} |")
     return "\n".join(lines), out
 

@@ -42,6 +42,14 @@ TEST_CASE("the net over the exact hull recovers the true heads and W", "[stage6]
   CHECK(max_theta_error(r.layer, inst.layer) < 1e-5);
   CHECK(r.report.validation_error < 1e-9);
   CHECK(r.report.validation_error <= r.report.coarse_validation_error);
+  CHECK_FALSE(r.report.refine_capped);
+  // The pattern search's iteration cap stops it early, says so, and keeps the best tuple so far.
+  o.max_refine_iterations = 5;
+  const NetResult capped = search_net(oracle, x0, u.transpose(), 2, o);
+  CHECK(capped.report.refine_capped);
+  CHECK(capped.report.refine_iterations == 5);
+  CHECK(capped.report.validation_error <= capped.report.coarse_validation_error);
+  CHECK(capped.report.validation_error > r.report.validation_error);
 }
 
 TEST_CASE("with one head the hull is a point and stage 6 is least squares for W alone", "[stage6]") {
