@@ -71,6 +71,9 @@ def learn(name, inst, extra, timeout=None):
     if args.reuse and os.path.exists(report):
         r = json.load(open(report))
         return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
+    log = os.path.join(RUNS, name + ".log")
+    if args.reuse and timeout and os.path.exists(log) and f"killed after {timeout} s" in open(log).read():
+        return None, "killed", timeout  # a killed run is a result too; do not spend the timeout again
     if os.path.exists(report):
         os.remove(report)
     t0 = time.time()
@@ -466,7 +469,8 @@ def throughput(sbs_rows):
     t0 = time.time()
     out = os.path.join(DATA, "bench.json")
     if not (args.reuse and os.path.exists(out)):
-        flt = "GemmPeak|FastForward/2_16_2|FastForward/2_32_2|ReferenceForward/2_16_2|CertifyRow|WStack|LossGradient"
+        # Benchmark names spell shapes as (k,d,m); the filter is a regular expression.
+        flt = r"GemmPeak|FastForward/\(2,16,2\)|FastForward/\(2,32,2\)|ReferenceForward/\(2,16,2\)|CertifyRow|WStack|LossGradient"
         subprocess.run([BENCH, f"--benchmark_filter={flt}", "--benchmark_min_time=0.3", "--benchmark_format=json",
                         f"--benchmark_out={out}", "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL,
                        cwd=ROOT)
@@ -513,16 +517,16 @@ def throughput(sbs_rows):
         lines.append(f"| {name} | {what} | {fmt(f, 2)} | {fmt(rf, 2)} | {('%.0f×' % ratio) if ratio else '–'} |")
     peak = bench.get("BM_GemmPeak", {}).get("GFLOPs")
     fwd = []
-    for shape, (k, d, m) in [("2_16_2", (2, 16, 2)), ("2_32_2", (2, 32, 2))]:
+    for shape, (k, d, m) in [("(2,16,2)", (2, 16, 2)), ("(2,32,2)", (2, 32, 2))]:
         for name, b in bench.items():
             if name.startswith(f"BM_FastForward/{shape}") and b.get("run_type", "iteration") == "iteration":
-                thr = name.split("threads:")[-1] if "threads:" in name else "?"
+                thr = name.split("threads:")[-1].split("/")[0] if "threads:" in name else "?"
                 fwd.append((f"({k},{d},{m})", thr, b.get("items_per_second"), b.get("GFLOPs")))
     flines = ["| shape (k,d,m) | threads | examples/s | effective GFLOP/s | of 1-core GEMM peak |", "|---|---:|---:|---:|---:|"]
     for shape, thr, ips, gf in fwd:
         frac = f"{100 * gf / peak:.0f} %" if gf and peak else "–"
         flines.append(f"| {shape} | {thr} | {fmt(ips, 2)} | {gf:.1f} | {frac} |" if gf else f"| {shape} | {thr} | {fmt(ips, 2)} | – | – |")
-    refps = bench.get("BM_ReferenceForward/2_16_2", {}).get("items_per_second")
+    refps = bench.get("BM_ReferenceForward/(2,16,2)", {}).get("items_per_second")
     return "\n".join(lines), "\n".join(flines), peak, refps
 
 

@@ -29,23 +29,31 @@ def ratio_words(a, b):
     return "about the same"
 
 
+MACHINE = 1e-12  # both errors below this: round-off decides the order, so it is a tie
+
+
 def side_by_side_conclusions(facts):
     out = []
     for f in facts:
         d, k, m, scale = f["key"]
         who = []
+        tie = lambda a, b: a is not None and b is not None and a < MACHINE and b < MACHINE
         if f["adam_n"] is not None and f["paper"] is not None:
             if f["adam_n"] < f["paper"]:
                 who.append(f"at equal samples **Adam wins** against the paper's stages (median {fmt(f['adam_n'])} vs "
                            f"{fmt(f['paper'])}, Adam's error {ratio_words(f['adam_n'], f['paper'])})")
             else:
                 who.append(f"at equal samples the paper's stages are ahead of Adam (median {fmt(f['paper'])} vs {fmt(f['adam_n'])})")
-        if f["adam_n"] is not None and f["polished"] is not None:
+        if tie(f["adam_n"], f["polished"]):
+            who.append(f"with polishing both are at machine precision ({fmt(f['polished'])} vs Adam's {fmt(f['adam_n'])}: a tie)")
+        elif f["adam_n"] is not None and f["polished"] is not None:
             if f["polished"] < f["adam_n"]:
                 who.append(f"with polishing the paper's learner is ahead ({fmt(f['polished'])} vs Adam's {fmt(f['adam_n'])})")
             else:
                 who.append(f"even with polishing Adam is ahead or level ({fmt(f['adam_n'])} vs {fmt(f['polished'])})")
-        if f["adam_t"] is not None and f["polished"] is not None:
+        if tie(f["adam_t"], f["polished"]):
+            who.append(f"at equal wall time both are at machine precision ({fmt(f['polished'])} vs Adam's {fmt(f['adam_t'])}: a tie)")
+        elif f["adam_t"] is not None and f["polished"] is not None:
             if f["adam_t"] < f["polished"]:
                 who.append(f"at equal wall time **Adam wins** ({fmt(f['adam_t'])} vs {fmt(f['polished'])} for the polished learner)")
             else:
