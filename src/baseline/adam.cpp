@@ -1,6 +1,7 @@
 #include "baseline/adam.hpp"
 
 #include "baseline/squared_loss_gradient.hpp"
+#include "learn/format.hpp"
 #include "numeric/rng.hpp"
 #include "stages/stage6_net.hpp"
 
@@ -29,16 +30,6 @@ namespace {
 // Gradients are summed over this many fixed slices of each batch and the slices
 // added in order, so a step is bit-identical for any thread count.
 constexpr int kSlices = 16;
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
 
 Layer zeros_like(const Layer& layer) {
   Layer z = layer;
@@ -93,11 +84,6 @@ LossGradient<double> batch_gradient(const Layer& student, const LabelledBatch& b
     h.w *= scale;
   }
   return total;
-}
-
-json errors_json(const LayerErrors& e) {
-  return {{"theta_max_rel", e.theta_max_rel}, {"w_max_rel", e.w_max_rel}, {"test_rel", e.test_relative_error},
-          {"test_relative_error", e.test_relative_error}, {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel}, {"permutation", e.permutation}, {"test_samples", e.test_samples}};
 }
 
 }  // namespace

@@ -49,4 +49,10 @@ LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t
   return best;
 }
 
+nlohmann::json errors_json(const LayerErrors& e) {
+  return {{"theta_max_rel", e.theta_max_rel}, {"w_max_rel", e.w_max_rel}, {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel},
+          {"permutation", e.permutation}, {"test_rel", e.test_relative_error},
+          {"test_relative_error", e.test_relative_error}, {"test_samples", e.test_samples}};
+}
+
 }  // namespace mha

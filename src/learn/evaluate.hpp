@@ -7,6 +7,8 @@
 
 #include "model/layer.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <vector>
 
@@ -23,5 +25,8 @@ struct LayerErrors {
 // The permutation minimises Σ_i (‖Θ̂_π(i) − Θ_i‖²/‖Θ_i‖² + ‖Ŵ_π(i) − W_i‖²/‖W_i‖²) over all m!
 // (m ≤ 8). Test samples come from Stream::test_inputs with `seed`.
 LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads);
+
+// The reports' "errors" object (both learners; docs/formats.md).
+nlohmann::json errors_json(const LayerErrors& e);
 
 }  // namespace mha

@@ -1,5 +1,7 @@
 #include "learn/learner.hpp"
 
+#include "learn/format.hpp"
+
 #include "stages/stage1_wsum.hpp"
 #include "stages/stage5_span.hpp"
 
@@ -18,22 +20,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
-
-json errors_json(const LayerErrors& e) {
-  return {{"theta_max_rel", e.theta_max_rel}, {"w_max_rel", e.w_max_rel}, {"theta_rel", e.theta_rel}, {"w_rel", e.w_rel},
-          {"permutation", e.permutation}, {"test_rel", e.test_relative_error},
-          {"test_relative_error", e.test_relative_error}, {"test_samples", e.test_samples}};
 }
 
 double w_sum_error(const MatD& w, const Layer* truth) {
