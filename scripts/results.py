@@ -550,9 +550,11 @@ def machine():
     except OSError:
         pass
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                           cwd=ROOT).stdout.strip()
-    return cpu, os.cpu_count(), mem, commit + (" (with uncommitted changes)" if dirty else ""), platform.platform()
+    # docs/ is excluded: the run itself rewrites the tracked docs/results*, figures and wsum page.
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs"],
+                           capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    return (cpu, os.cpu_count(), mem, commit + (" (with uncommitted changes outside docs/)" if dirty else ""),
+            platform.platform())
 
 
 def main():
