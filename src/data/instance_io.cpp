@@ -1,7 +1,6 @@
 #include "data/instance_io.hpp"
 
 #include "data/atomic_file.hpp"
-#include "version.hpp"
 
 #include <cmath>
 
@@ -152,10 +151,6 @@ std::string write_json_atomically(const std::string& path, const json& value) {
 std::string write_instance(const std::string& path, const Instance& inst) {
   if (auto e = validate_instance(inst); !e.empty()) return "refusing to write " + path + ": " + e;
   return write_json_atomically(path, instance_to_json(inst));
-}
-
-json make_provenance(const std::string& command, const json& options) {
-  return {{"tool", "mhalearn"}, {"version", kVersion}, {"git_commit", kGitCommit}, {"command", command}, {"options", options}};
 }
 
 }  // namespace mha

@@ -10,6 +10,7 @@
 // }
 #pragma once
 
+#include "data/provenance.hpp"
 #include "model/layer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,10 +34,6 @@ InstanceReadResult instance_from_json_text(const std::string& text, const std::s
 InstanceReadResult read_instance(const std::string& path);
 // Validates, then writes atomically. Returns "" or an error line.
 std::string write_instance(const std::string& path, const Instance& inst);
-
-// Provenance every output file carries: tool, version, commit, plus the
-// caller's command, seed and options.
-nlohmann::json make_provenance(const std::string& command, const nlohmann::json& options);
 
 // JSON text with a trailing newline, written atomically.
 std::string write_json_atomically(const std::string& path, const nlohmann::json& value);
