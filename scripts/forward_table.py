@@ -7,6 +7,7 @@ Standard library only.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -112,6 +113,14 @@ def fmt_rate(x):
     return "–" if x is None else f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
+def arithmetic_section():
+    """The reproducible build's speed cost (scripts/bench-arithmetic.sh), when it has been measured."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench/arithmetic.md")
+    if not os.path.exists(path):
+        return []
+    return ["## The speed cost of the reproducible build", "", open(path).read().rstrip(), ""]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json_path")
@@ -204,7 +213,8 @@ def main():
         f"- Git commit: {git_commit()}",
         f"- Load average when the run started: "
         f"{', '.join(f'{x:.2f}' for x in context.get('load_avg', [])) or 'unknown'}",
-        "- Build: mhalearn release preset (`-O3 -march=native`); Google Benchmark from Debian (it reports "
+        "- Build: mhalearn release preset (`-O3`, reproducible arithmetic: `-march=x86-64-v3 -ffp-contract=off`, "
+        "fixed Eigen blocking; the native build's speed is in the last section); Google Benchmark from Debian (it reports "
         f"library build type '{context.get('library_build_type', '?')}', which concerns the harness only)",
         f"- Measured 1-core double GEMM peak (Eigen, 512×512×512): "
         f"{'–' if gemm_peak is None else f'{gemm_peak:.1f}'} GFLOP/s",
@@ -226,6 +236,7 @@ def main():
         "the reference path runs 64 samples per iteration. "
         "With repetitions, each number is the median over the repetitions." + spread_note(cvs),
         "",
+        *arithmetic_section(),
         "## How the fast path works",
         "",
         "- Boolean tokens are bit-packed (one bit per coordinate, set = +1).",

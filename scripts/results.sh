@@ -7,10 +7,16 @@
 #
 # Usage: scripts/results.sh            every configuration (about 80 min on 2 cores)
 #        scripts/results.sh --quick    a few configurations per section (a few minutes)
+#        scripts/results.sh --check [all | RUN ...]
+#                                      re-run committed runs and compare their report
+#                                      bytes, timings excluded (scripts/check_runs.py)
 # Run it on an otherwise idle machine: the page reports wall times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build-cli.sh
+if [[ "${1:-}" == "--check" ]]; then
+  exec python3 scripts/check_runs.py "${@:2}"
+fi
 cmake --build --preset release --target mhalearn_bench >/dev/null
 if [[ "${1:-}" != "--quick" ]]; then
   ./scripts/wsum-figure.sh >/dev/null   # the stage-1 figure the page embeds

@@ -9,8 +9,17 @@
 
 int main(int argc, char** argv) {
   using namespace mha::cli;
+  // The reproducible build is compiled for x86-64-v3: say so instead of dying
+  // on an illegal instruction on an older CPU.
+  if (std::string(mha::kArithmetic) == "reproducible" &&
+      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+    std::fprintf(stderr, "mhalearn: error: this build needs an x86-64-v3 CPU (AVX2 and FMA); "
+                         "configure with -DMHALEARN_ARCH=native on this machine\n");
+    return kExitFailedRun;
+  }
   CLI::App app{"mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths"};
-  app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit + ")");
+  app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit +
+                                        "; arithmetic: " + mha::kArithmetic + ", " + mha::kFloatingPointFlags + ")");
   app.require_subcommand(1);
   std::map<std::string, Runner> runners;
   runners["generate"] = add_generate(app);

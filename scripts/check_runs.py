@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Re-runs committed runs of docs/results/runs/ and compares the report bytes.
+
+Called by `scripts/results.sh --check [all | NAME ...]`. Each run's log starts
+with the command that made it (`$ build/release/mhalearn learn ...`); the
+command is re-run with its report redirected to a temporary folder, and both
+reports are compared after the normalisation of the golden-output test
+(tests/golden/golden.py: provenance and wall-clock keys dropped, and the keys
+scripts/results.py adds: `_exit`, `_wall`). Runs whose command has a
+wall-clock budget (`--max-seconds`) depend on the machine's speed by design
+and are never checked.
+
+  (no names)   the default subset: DEFAULT below, about a minute on 2 cores
+  all          every run without a wall-clock budget (about 40 min on 2 cores)
+  NAME ...     the named runs (file names without .log)
+
+Exit 0 when every checked report matches byte for byte, 1 otherwise.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+RUNS = os.path.join(ROOT, "docs/results/runs")
+sys.path.insert(0, os.path.join(ROOT, "tests/golden"))
+from golden import first_json_difference, normalise_json  # noqa: E402
+
+DEFAULT = ["sbs_paper_d16_k2_m2_scale3_seed1", "sbs_paper_d16_k2_m2_scale6_seed1",
+           "sbs_adam_samples_d16_k2_m2_scale6_seed1", "phase_paper_scale12_coh0.5"]
+
+
+def command_of(name):
+    """The logged command as an argument list, or None when the run is not checkable."""
+    log = os.path.join(RUNS, name + ".log")
+    first = open(log).readline()
+    if not first.startswith("$ ") or "--max-seconds" in first or "--report" not in first:
+        return None
+    return first[2:].split()
+
+
+def comparable(report_path):
+    r = json.load(open(report_path))
+    r.pop("_exit", None)
+    r.pop("_wall", None)
+    return normalise_json(r)
+
+
+def check(name, scratch):
+    argv = command_of(name)
+    if argv is None:
+        return None
+    committed = os.path.join(ROOT, argv[argv.index("--report") + 1])
+    fresh = os.path.join(scratch, name + ".report.json")
+    argv[argv.index("--report") + 1] = fresh
+    if "-o" in argv:
+        argv[argv.index("-o") + 1] = os.path.join(scratch, name + ".learned.json")
+    subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not os.path.exists(fresh):
+        return f"{name}: the re-run wrote no report"
+    a, b = comparable(committed), comparable(fresh)
+    return None if a == b else f"{name}: {first_json_difference(a, b)}"
+
+
+def main(args):
+    if args == ["all"]:
+        names = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(RUNS, "*.log")))
+        names = [n for n in names if command_of(n) and os.path.exists(os.path.join(RUNS, n + ".report.json"))]
+    else:
+        names = args or DEFAULT
+    failures, checked = [], 0
+    with tempfile.TemporaryDirectory(prefix="mhalearn-check-") as scratch:
+        for name in names:
+            if not os.path.exists(os.path.join(RUNS, name + ".log")):
+                sys.exit(f"check: no run named {name} in docs/results/runs")
+            if command_of(name) is None:
+                print(f"  {name}: skipped (wall-clock budget: not reproducible by design)")
+                continue
+            problem = check(name, scratch)
+            checked += 1
+            print(f"  {name}: " + ("same bytes" if problem is None else "DIFFERENT"), flush=True)
+            if problem:
+                failures.append(problem)
+    print(f"check: {checked - len(failures)} of {checked} re-run reports match the committed ones byte for byte")
+    for f in failures:
+        print("  " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The golden check's own test: a one-ulp change in a .npy element and in a
+report value must each be reported, with the element or key path and the
+first differing byte; unchanged files must pass."""
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden import EXPECTED, compare, npy_data_offset  # noqa: E402
+
+
+def flip_last_bit_of_element(path, index):
+    data = bytearray(open(path, "rb").read())
+    at = npy_data_offset(bytes(data)) + 8 * index
+    (v,) = struct.unpack("<d", data[at:at + 8])
+    data[at:at + 8] = struct.pack("<q", struct.unpack("<q", data[at:at + 8])[0] ^ 1)
+    open(path, "wb").write(bytes(data))
+    return v
+
+
+def main():
+    with tempfile.TemporaryDirectory() as out:
+        for f in ("y_fast.npy", "learn.json"):
+            shutil.copy(os.path.join(EXPECTED, f), out)
+        assert compare(EXPECTED, ["y_fast.npy", "learn.json"], out) == [], "unchanged files must match"
+        flip_last_bit_of_element(os.path.join(out, "y_fast.npy"), 5)
+        text = open(os.path.join(out, "learn.json")).read()
+        key = '"theta_max_rel": '
+        i = text.index(key) + len(key)
+        j = i + next(k for k, c in enumerate(text[i:]) if c in ",\n")
+        open(os.path.join(out, "learn.json"), "w").write(text[:i] + repr(float(text[i:j]) * (1 + 2**-52)) + text[j:])
+        problems = compare(EXPECTED, ["y_fast.npy", "learn.json"], out)
+    report = "\n".join(problems)
+    print(report)
+    ok = len(problems) == 2 and "element 5 (float64)" in report and "theta_max_rel" in report
+    print("golden check detects one-ulp changes:", "yes" if ok else "NO")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
