@@ -13,6 +13,10 @@ and are never checked.
   (no names)   the default subset: DEFAULT below, about a minute on 2 cores
   all          every run without a wall-clock budget (about 40 min on 2 cores)
   NAME ...     the named runs (file names without .log)
+  --remake NAME ...  re-run the named runs and replace their committed report
+               and log (what scripts/results.py writes), e.g. after a change
+               of the build's arithmetic; the page is then regenerated with
+               `scripts/results.sh --reuse`
 
 Exit 0 when every checked report matches byte for byte, 1 otherwise.
 """
@@ -22,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 RUNS = os.path.join(ROOT, "docs/results/runs")
@@ -64,7 +69,30 @@ def check(name, scratch):
     return None if a == b else f"{name}: {first_json_difference(a, b)}"
 
 
+def remake(name):
+    """Re-runs one run in place, as scripts/results.py's learn() does."""
+    argv = command_of(name)
+    if argv is None:
+        sys.exit(f"remake: {name} has a wall-clock budget or no report; scripts/results.sh re-makes it")
+    log = os.path.join(RUNS, name + ".log")
+    report = os.path.join(ROOT, argv[argv.index("--report") + 1])
+    with open(log, "w") as f:
+        f.write("$ " + " ".join(argv) + "\n")
+        f.flush()
+        t0 = time.time()
+        status = subprocess.run(argv, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT).returncode
+        wall = time.time() - t0
+    r = json.load(open(report))
+    r["_exit"], r["_wall"] = status, wall
+    json.dump(r, open(report, "w"), indent=1)
+    print(f"  {name}: re-made, exit {status}, {wall:.1f} s", flush=True)
+
+
 def main(args):
+    if args[:1] == ["--remake"]:
+        for name in args[1:]:
+            remake(name)
+        return 0
     if args == ["all"]:
         names = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(RUNS, "*.log")))
         names = [n for n in names if command_of(n) and os.path.exists(os.path.join(RUNS, n + ".report.json"))]
