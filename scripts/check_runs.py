@@ -13,6 +13,7 @@ and are never checked.
   (no names)   the default subset: DEFAULT below, about a minute on 2 cores
   all          every run without a wall-clock budget (about 40 min on 2 cores)
   NAME ...     the named runs (file names without .log)
+  --tool PATH  (first) run this mhalearn instead of the logged build/release/mhalearn
   --remake NAME ...  re-run the named runs and replace their committed report
                and log (what scripts/results.py writes), e.g. after a change
                of the build's arithmetic; the page is then regenerated with
@@ -53,10 +54,12 @@ def comparable(report_path):
     return normalise_json(r)
 
 
-def check(name, scratch):
+def check(name, scratch, tool):
     argv = command_of(name)
     if argv is None:
         return None
+    if tool:
+        argv[0] = tool
     committed = os.path.join(ROOT, argv[argv.index("--report") + 1])
     fresh = os.path.join(scratch, name + ".report.json")
     argv[argv.index("--report") + 1] = fresh
@@ -89,6 +92,9 @@ def remake(name):
 
 
 def main(args):
+    tool = None
+    if args[:1] == ["--tool"]:
+        tool, args = os.path.abspath(args[1]), args[2:]
     if args[:1] == ["--remake"]:
         for name in args[1:]:
             remake(name)
@@ -106,7 +112,7 @@ def main(args):
             if command_of(name) is None:
                 print(f"  {name}: skipped (wall-clock budget: not reproducible by design)")
                 continue
-            problem = check(name, scratch)
+            problem = check(name, scratch, tool)
             checked += 1
             print(f"  {name}: " + ("same bytes" if problem is None else "DIFFERENT"), flush=True)
             if problem:
