@@ -61,14 +61,14 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
     lines = [f"Produced by `{a.command}` on {cpu} ({os.cpu_count()} cores), "
              f"{datetime.date.today()}, commit {commit}; {a.rounds} interleaved rounds, medians.", "",
-             "| what | reproducible (x86-64-v3, no contraction, fixed Eigen blocking) | native (-march=native) | native / reproducible |",
+             "| what | reproducible (x86-64-v3, no contraction, fixed Eigen blocking) | native (-march=native) | speed, native ÷ reproducible |",
              "|---|---:|---:|---:|"]
     for bench in sorted(fwd["reproducible"][0]):
         r = statistics.median(x[bench] for x in fwd["reproducible"])
         n = statistics.median(x[bench] for x in fwd["native"])
         lines.append(f"| forward {bench}, examples/s | {r:.3g} | {n:.3g} | {n / r:.2f}× |")
     r, n = statistics.median(secs["reproducible"]), statistics.median(secs["native"])
-    lines.append(f"| `mhalearn learn` default instance (16,2,2) scale 6, 2 threads, wall s | {r:.1f} | {n:.1f} | {r / n:.2f}× faster |")
+    lines.append(f"| `mhalearn learn` default instance (16,2,2) scale 6, 2 threads, wall s | {r:.1f} | {n:.1f} | {r / n:.2f}× |")
     lines += ["", f"The two builds' learned layers have {'the same' if same else 'different'} bytes."]
     open(a.out, "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
