@@ -9,6 +9,11 @@ packages=(
   catch2 librapidcheck-dev nlohmann-json3-dev libcli11-dev librandom123-dev
   libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
   gnuplot-nox python3
+  # The Python module (python/, scripts/test-python.sh): pybind11, numpy,
+  # pytest; PyTorch for the nn.MultiheadAttention tests, with an optimised
+  # BLAS behind it.
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
+  python3-torch libopenblas0-pthread
 )
 
 missing=()
