@@ -16,7 +16,9 @@ def attention(d, heads, seed, theta_scale=None):
     torch.manual_seed(seed)
     module = torch.nn.MultiheadAttention(embed_dim=d, num_heads=heads, bias=False, batch_first=True,
                                          dtype=torch.float64)
-    module.eval()
+    # Training mode with dropout 0 is deterministic, and keeps torch 1.13 off
+    # its eval-mode fast path, which fails on bias-free modules (qkv_bias None).
+    assert module.dropout == 0
     if theta_scale is not None:
         norms = [np.linalg.norm(theta) for theta, _ in mhalearn.from_torch(module).heads]
         factor = np.sqrt(theta_scale / np.mean(norms))
