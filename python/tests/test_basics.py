@@ -111,3 +111,13 @@ def test_bad_instance_file_gives_the_cli_message(tmp_path):
     with pytest.raises(ValueError) as excinfo:
         mhalearn.read_instance(str(path))
     assert one_line(excinfo).startswith(str(path))
+
+
+def test_a_learner_run_that_cannot_finish_raises_learn_failed_with_its_report():
+    inst = mhalearn.generate(8, 2, 1, scale=3, seed=2)
+    X, Y = mhalearn.sample(inst, 3000, seed=1)
+    with pytest.raises(mhalearn.LearnFailed) as excinfo:
+        mhalearn.learn(X, Y, 1, threads=1, polish=False)
+    assert "the dataset ran out in round 0 after 3000 samples" in one_line(excinfo)
+    assert excinfo.value.report["ok"] is False
+    assert isinstance(excinfo.value, RuntimeError)
