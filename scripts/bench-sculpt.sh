@@ -23,7 +23,7 @@ for r in "${runs[@]}"; do
   set -- $r
   name="d$1_k$2_m$3_$5"
   $M generate --d "$1" --k "$2" --m "$3" --scale 3 --seed 1 -o "$out/$name.instance.json" >/dev/null
-  $M sculpt "$out/$name.instance.json" --w-sum "$5" --tau "$4" --sigma-min "$6" --max-samples 40000000 --max-seconds 300 --threads 2 \
+  $M sculpt "$out/$name.instance.json" --w-sum "$5" --tau "$4" --sigma-min "$6" --stage1-samples 1000000 --max-samples 40000000 --max-seconds 300 --threads 2 \
      --report "$out/$name.report.json" > "$out/$name.log" || true
 done
 python3 - "$out" <<'PY'
@@ -47,7 +47,7 @@ cpu = [l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_out
 with open("docs/stages12.md", "w") as f:
     f.write("# Stages 1–2: targets\n\nProduced by `scripts/bench-sculpt.sh` (reports and logs in `docs/bench/sculpt/`) on %s, 2 threads, commit %s.\n\n" % (cpu, commit))
     f.write("Each run: `mhalearn generate --d D --k K --m M --scale 3 --seed 1`, then `mhalearn sculpt INSTANCE --w-sum SOURCE --tau TAU "
-            "--sigma-min S --max-samples 40000000 --max-seconds 300 --threads 2` (S = 0: the default assumption 0.5(√d − √(km))). Stage 2 stops once it holds 3d² constraints. "
+            "--sigma-min S --stage1-samples 1000000 --max-samples 40000000 --max-seconds 300 --threads 2` (S = 0: the default assumption 0.5(√d − √(km))). Stage 2 stops once it holds 3d² constraints. "
             "Hull error: max_i ‖Θ_i − proj(Θ_i)‖_F/‖Θ_i‖_F onto the estimated affine hull (least-squares centre and m−1 "
             "free directions of the stacked constraints). Target: ≤ 1e−3 at (16,2,2) with the oracle W_Σ.\n\n")
     f.write("| (d,k,m) | W_Σ | τ | stage-1 samples | stage-1 error | stage-2 samples | seconds | rows certified (row 0 only) | constraints | rank | gap | hull error | max slab violation of a true Θ_i | rows with σ_min(C) below assumption | certification rows/s | budget exhausted |\n")

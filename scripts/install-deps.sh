@@ -10,6 +10,11 @@ packages=(
   libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
   gnuplot-nox python3
   clang-14 libclang-rt-14-dev
+  # The Python module (python/, scripts/test-python.sh): pybind11, numpy,
+  # pytest; PyTorch for the nn.MultiheadAttention tests, with an optimised
+  # BLAS behind it.
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
+  python3-torch libopenblas0-pthread
 )
 
 missing=()

@@ -148,7 +148,7 @@ Runner add_learn(CLI::App& app) {
         return fail("learn", kExitBadInput, "--max-samples 0 needs a --max-seconds budget for the schedule");
       return run_adam(a->in, adam, o.m, a->report, a->out);
     }
-    if (source.k() < 2) return fail("learn", kExitBadInput, "k = 1: every attention row is trivial, nothing to learn about Θ");
+    if (auto e = check_learn_input(source.k(), source.d(), o.m); !e.empty()) return fail("learn", kExitBadInput, e);
     if (source.k() * o.m > source.d())
       std::fprintf(stderr, "mhalearn learn: warning: k·m = %d > d = %d, the certification lemma does not apply\n",
                    source.k() * o.m, source.d());

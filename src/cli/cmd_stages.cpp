@@ -10,6 +10,8 @@
 #include "stages/stage1_reference.hpp"
 #include "stages/stage1_wsum.hpp"
 #include "stages/stage2_sculpt.hpp"
+#include "stages/stage4_resculpt.hpp"
+#include "learn/learner.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -113,24 +115,39 @@ Runner add_stage1(CLI::App& app) {
 
 Runner add_sculpt(CLI::App& app) {
   auto* cmd = app.add_subcommand("sculpt", "Stage 2: certify coincident attention rows and sculpt the convex body K (MATH.md §3)");
-  struct Args { Input in; std::string w_source = "stage1"; int64_t stage1_samples = 1000000; SculptOptions o;
-                std::string rows = "all"; double sigma_min = 0; int m = 0; int threads = default_threads(); std::string report, out; };
+  // Defaults are the learner's (sculpt_round_options): round 0's with the stage-1
+  // Ŵ, a later round's with the exact W_Σ (--w-sum oracle); τ is adaptive
+  // (stage4_resculpt.hpp) unless --tau fixes it.
+  struct Args { Input in; std::string w_source = "stage1"; LearnOptions learn; std::optional<double> tau, sigma_min, w_error;
+                std::optional<int64_t> max_samples; std::string rows = "all"; int m = 0; std::string report, out; };
   auto a = std::make_shared<Args>();
+  a->learn.threads = default_threads();
+  SculptOptions& so = a->learn.sculpt.sculpt;
   add_input_options(cmd, a->in);
   cmd->add_option("--m", a->m, "number of heads (needed with --x/--y; taken from the instance otherwise)")->check(CLI::Range(1, 64));
   cmd->add_option("--w-sum", a->w_source, "W_Σ estimate: stage1 (run stage 1 first) or oracle (exact, from the instance)")
       ->capture_default_str()->check(CLI::IsMember({"stage1", "oracle"}));
-  cmd->add_option("--stage1-samples", a->stage1_samples, "samples for stage 1")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--tau", a->o.certify.tau, "certify when ρ ≤ τ‖y_a‖")->capture_default_str()->check(CLI::Range(0.0, 1e3));
-  cmd->add_option("--v-min", a->o.certify.v_min, "smallest allowed pattern entry")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--sigma-min", a->sigma_min, "assumed lower bound on σ_min(C) (0: 0.5(√d − √(km)))")->capture_default_str()->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--w-error", a->o.certify.w_error, "assumed bound on ‖W_Σ − Ŵ‖_op")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--stage1-samples", a->learn.stage1_samples, "samples for stage 1")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--tau", a->tau, "fix τ: certify when ρ ≤ τ‖y_a‖ (default: adaptive, from a pilot sample, as the learner)")
+      ->check(CLI::Range(0.0, 1e3));
+  cmd->add_option("--pilot-samples", a->learn.sculpt.pilot_samples, "samples of the pilot that chooses the adaptive τ")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--v-min", so.certify.v_min, "smallest allowed pattern entry")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--sigma-min", a->sigma_min,
+                  "assumed lower bound on σ_min(C), 0: 0.5(√d − √(km)) (default: the learner's, optimistic 1e3 with the stage-1 Ŵ, "
+                  "0.5(√d − √(km)) with the oracle)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--w-error", a->w_error, "assumed bound on ‖W_Σ − Ŵ‖_op (default 0, as the learner's round 0)")->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--rows", a->rows, "certify all rows or only the first (the paper)")->capture_default_str()->check(CLI::IsMember({"all", "first"}));
-  cmd->add_option("--radius", a->o.radius, "R of the ball ‖Θ‖_F ≤ R")->capture_default_str()->check(CLI::Range(1e-9, 1e9));
-  cmd->add_option("--target", a->o.target_constraints, "stop once this many constraints are kept (0: 3d²)")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  cmd->add_option("--max-samples", a->o.max_samples, "sample budget of stage 2")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--max-seconds", a->o.max_seconds, "time budget of stage 2 (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
-  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--radius", so.radius, "R of the ball ‖Θ‖_F ≤ R")->capture_default_str()->check(CLI::Range(1e-9, 1e9));
+  cmd->add_option("--target", so.target_constraints, "stop once this many constraints are kept (0: 3d²)")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--max-samples", a->max_samples,
+                  "sample budget of stage 2 (default: the learner's, " + std::to_string(a->learn.crude_sculpt_samples) +
+                      " with the stage-1 Ŵ, " + std::to_string(so.max_samples) + " with the oracle)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--max-seconds", so.max_seconds, "time budget of stage 2 (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--threads", a->learn.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the body K (JSON) here");
   return [a] {
@@ -150,20 +167,36 @@ Runner add_sculpt(CLI::App& app) {
       std::printf("[stage 1] skipped: W_Σ given exactly by the instance (oracle)\n");
     } else {
       Stage1Options o1;
-      o1.samples = a->stage1_samples;
-      o1.threads = a->threads;
+      o1.samples = a->learn.stage1_samples;
+      o1.threads = a->learn.threads;
       const Stage1Result r1 = stage1_estimate_wsum(source, o1);
       print_stage1(r1, truth);
       stages.push_back(stage1_json(r1, truth));
       w_hat = r1.w_hat;
       used = r1.samples;
     }
-    SculptOptions o = a->o;
+    LearnOptions lo = a->learn;
+    lo.m = m;
+    // The stage-1 Ŵ is what the learner's round 0 sculpts with; the exact W_Σ
+    // is what later rounds approach (with no W error).
+    const int round = a->w_source == "oracle" ? 1 : 0;
+    ResculptOptions ro = sculpt_round_options(lo, round, source.d(), source.k(), 0.0);
+    SculptOptions& o = ro.sculpt;
+    if (a->max_samples) o.max_samples = *a->max_samples;
+    if (a->sigma_min) o.certify.sigma_min = *a->sigma_min > 0 ? *a->sigma_min : default_sigma_min(source.d(), source.k(), m);
+    if (a->w_error) o.certify.w_error = *a->w_error;
     o.all_rows = a->rows == "all";
-    o.threads = a->threads;
     o.first_sample = used;  // fresh samples for stage 2
-    o.certify.sigma_min = a->sigma_min > 0 ? a->sigma_min : default_sigma_min(source.d(), source.k(), m);
-    const SculptResult s = sculpt_body(source, w_hat, m, o, truth ? &truth->layer : nullptr);
+    const Layer* truth_layer = truth ? &truth->layer : nullptr;
+    if (a->tau) o.certify.tau = *a->tau;
+    const ResculptResult rs = a->tau ? ResculptResult{*a->tau, 0, 0, sculpt_body(source, w_hat, m, o, truth_layer)}
+                                     : resculpt(source, w_hat, m, ro, truth_layer);
+    if (!a->tau) {
+      o.certify.tau = rs.tau;
+      std::printf("[stage 2] adaptive τ = %.3e from a pilot of %lld samples (%lld eligible rows)\n", rs.tau,
+                  (long long)rs.pilot_samples, (long long)rs.pilot_eligible_rows);
+    }
+    const SculptResult& s = rs.sculpt;
     const SculptReport& r = s.report;
     std::printf("[stage 2] %lld samples, %lld rows examined, %lld certified (%lld from row 0 alone: all rows give %.2fx), "
                 "%lld constraints, %.2f s, %.3g rows/s%s\n",
@@ -178,7 +211,8 @@ Runner add_sculpt(CLI::App& app) {
                   {"rows_certified", r.rows_certified}, {"rows_certified_first_row", r.rows_certified_first_row},
                   {"constraints", r.constraints}, {"numerical_rank", r.numerical_rank}, {"gap", r.gap},
                   {"smallest_singular_values", r.smallest_singular_values}, {"rows_per_second", r.rows_per_second},
-                  {"budget_exhausted", r.budget_exhausted}, {"tau", o.certify.tau}, {"v_min", o.certify.v_min},
+                  {"budget_exhausted", r.budget_exhausted}, {"tau", o.certify.tau}, {"tau_rule", a->tau ? "fixed" : "adaptive"},
+                  {"pilot_samples", rs.pilot_samples}, {"pilot_eligible_rows", rs.pilot_eligible_rows}, {"v_min", o.certify.v_min},
                   {"sigma_min_assumed", o.certify.sigma_min}, {"w_error_assumed", o.certify.w_error}, {"w_sum_source", a->w_source}};
     json verdicts;
     for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = r.verdicts[v];
@@ -194,8 +228,9 @@ Runner add_sculpt(CLI::App& app) {
                         {"theta_in_ball", t.theta_in_ball}, {"sigma_assumption_violated", t.sigma_assumption_violated}};
     }
     stages.push_back(stage);
-    json options = {{"instance", a->in.instance_path}, {"seed", a->in.seed}, {"w_sum", a->w_source}, {"tau", o.certify.tau},
-                    {"v_min", o.certify.v_min}, {"rows", a->rows}, {"max_samples", o.max_samples}, {"max_seconds", o.max_seconds}};
+    json options = {{"instance", a->in.instance_path}, {"seed", a->in.seed}, {"w_sum", a->w_source},
+                    {"tau", a->tau ? json(*a->tau) : json("adaptive")}, {"v_min", o.certify.v_min}, {"rows", a->rows},
+                    {"stage1_samples", lo.stage1_samples}, {"max_samples", o.max_samples}, {"max_seconds", o.max_seconds}};
     if (!a->report.empty()) {
       json rep = {{"stages", stages}, {"provenance", make_provenance("sculpt", options)}};
       if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("sculpt", kExitFailedRun, e);

@@ -27,14 +27,9 @@ std::string open_input(Input& in) {
   NpyResult x = read_npy(in.x_path), y = read_npy(in.y_path);
   if (!x.ok) return x.error;
   if (!y.ok) return y.error;
-  if (auto e = check_dataset_shapes(x.array, y.array); !e.empty()) return e;
-  const int64_t n = x.array.shape[0];
-  const int k = static_cast<int>(x.array.shape[1]), d = static_cast<int>(x.array.shape[2]);
-  if (n < 1) return "the dataset is empty";
-  if (k > d) return "k = " + std::to_string(k) + " exceeds d = " + std::to_string(d);
-  InputBatch batch = x.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(x.array.i8, n, k, d)
-                                                     : dense_batch_from_values(x.array.f64, n, k, d);
-  in.source = std::make_unique<DatasetSource>(std::move(batch), std::move(y.array.f64));
+  DatasetOpen data = open_dataset(std::move(x.array), std::move(y.array));
+  if (!data.source) return data.error;
+  in.source = std::move(data.source);
   return "";
 }
 

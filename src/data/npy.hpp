@@ -66,4 +66,9 @@ std::string write_npy_float64(const std::string& path, const std::vector<int64_t
 // exactly +1 or -1, no NaN/Inf in float arrays. Returns "" or an error line.
 std::string check_dataset_shapes(const NpyArray& X, const NpyArray& Y);
 
+// Inputs for a layer of token dimension d (the forward command, the Python
+// module): X is (N, k, d) with 1 ≤ k ≤ 1024, int8 entries ±1 or finite
+// float64. Returns "" or an error line.
+std::string check_inputs_array(const NpyArray& X, int d);
+
 }  // namespace mha

@@ -23,4 +23,21 @@ LabelledBatch DatasetSource::draw(uint64_t first, int64_t count, int) const {
   return b;
 }
 
+DatasetOpen open_dataset(NpyArray x, NpyArray y) {
+  DatasetOpen out;
+  auto failure = [&out](std::string e) {
+    out.error = std::move(e);
+    return std::move(out);
+  };
+  if (auto e = check_dataset_shapes(x, y); !e.empty()) return failure(e);
+  const int64_t n = x.shape[0];
+  const int k = static_cast<int>(x.shape[1]), d = static_cast<int>(x.shape[2]);
+  if (n < 1) return failure("the dataset is empty");
+  if (k > d) return failure("k = " + std::to_string(k) + " exceeds d = " + std::to_string(d));
+  InputBatch batch = x.dtype == NpyDtype::int8 ? boolean_batch_from_values(x.i8, n, k, d)
+                                               : dense_batch_from_values(std::move(x.f64), n, k, d);
+  out.source = std::make_unique<DatasetSource>(std::move(batch), std::move(y.f64));
+  return out;
+}
+
 }  // namespace mha

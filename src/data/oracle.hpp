@@ -7,12 +7,14 @@
 #pragma once
 
 #include "data/inputs.hpp"
+#include "data/npy.hpp"
 #include "model/forward_fast.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mha {
@@ -94,5 +96,14 @@ class DatasetSource : public SampleSource {
   InputBatch x_;
   std::vector<double> y_;
 };
+
+// A dataset from its arrays (as read from X.npy and Y.npy): the checks of
+// check_dataset_shapes, then N ≥ 1 and k ≤ d. `error` is one line when
+// `source` is null.
+struct DatasetOpen {
+  std::string error;
+  std::unique_ptr<DatasetSource> source;
+};
+DatasetOpen open_dataset(NpyArray x, NpyArray y);
 
 }  // namespace mha

@@ -38,6 +38,21 @@ struct Round {
 
 }  // namespace
 
+ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
+  ResculptOptions ro = o.sculpt;
+  ro.sculpt.threads = o.threads;
+  ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, o.m);
+  ro.sculpt.certify.w_error = round == 0 ? 0 : w_error;
+  if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
+  return ro;
+}
+
+std::string check_learn_input(int k, int d, int m) {
+  if (m < 1) return "the number of heads m must be at least 1, got " + std::to_string(m);
+  if (k < 2) return "k = 1: every attention row is trivial, nothing to learn about Θ";
+  return "";
+}
+
 LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, const Instance* truth_instance) {
   const auto start = std::chrono::steady_clock::now();
   const Layer* truth = truth_instance ? &truth_instance->layer : nullptr;
@@ -93,12 +108,8 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
     // prototype's use — and the report marks them heuristic. From round 1 the
     // widths rest on the stated assumptions σ_min(C) ≥ default_sigma_min and
     // ‖W_Σ − Ŵ‖_op ≤ w_error_factor · (stage 3's standard error).
-    ResculptOptions ro = o.sculpt;
-    ro.sculpt.threads = o.threads;
+    ResculptOptions ro = sculpt_round_options(o, round, d, k, w_error_assumed);
     ro.sculpt.first_sample = offset;
-    ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, m);
-    ro.sculpt.certify.w_error = round == 0 ? 0 : w_error_assumed;
-    if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
     ResculptResult rs = resculpt(source, w_sum, m, ro, truth);
     bool heuristic_widths = round == 0;
     if (round > 0 && rs.pilot_eligible_rows == 0) {

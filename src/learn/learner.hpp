@@ -75,6 +75,17 @@ struct LearnResult {
   LearnReport report;
 };
 
+// The sculpt options of round `round` as the learner runs it (stage 2 in round
+// 0, stage 4 after; the adaptive τ is resculpt's): round 0 starts from the crude
+// stage-1 Ŵ, so its widths are heuristic (optimistic σ_min = crude_sigma_min, no
+// W error) and its budget is crude_sculpt_samples; later rounds assume
+// σ_min(C) ≥ default_sigma_min and ‖W_Σ − Ŵ‖_op ≤ w_error. The caller sets
+// sculpt.first_sample. `mhalearn sculpt` takes its defaults from here.
+ResculptOptions sculpt_round_options(const LearnOptions& options, int round, int d, int k, double w_error);
+
+// What the learner cannot run on, as one line ("" when k and m are fine).
+std::string check_learn_input(int k, int d, int m);
+
 LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr);
 
 nlohmann::json to_json(const LearnReport& report);

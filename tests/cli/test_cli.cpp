@@ -157,6 +157,29 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
 
+TEST_CASE("sculpt with its defaults (the learner's: adaptive τ) certifies rows on a generated instance", "[cli][sculpt]") {
+  // Exactly the README's standalone use; with the old fixed τ = 1e-3 it failed
+  // with "no row was certified".
+  Sandbox s;
+  REQUIRE(s.run("generate --d 16 --k 2 --m 2 --scale 3 --seed 21 -o " + s.path("i.json")).status == 0);
+  const Run r = s.run("sculpt " + s.path("i.json") + " --m 2");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("adaptive τ"));
+  CHECK_THAT(r.out, Catch::Contains("assumed σ_min(C) = 1e+03"));  // the learner's round 0
+  const size_t at = r.out.find(" constraints, ");
+  REQUIRE(at != std::string::npos);
+  const size_t begin = r.out.rfind(", ", at) + 2;
+  CHECK(std::stoll(r.out.substr(begin, at - begin)) > 0);
+  // A fixed --tau is still honoured and reported as such.
+  s.run("sculpt " + s.path("i.json") + " --m 2 --tau 1e-3 --max-samples 20000 --report " + s.path("fixed.json"));
+  const nlohmann::json stage2 = nlohmann::json::parse(slurp(s.path("fixed.json")))["stages"].back();
+  CHECK(stage2["tau_rule"] == "fixed");
+  CHECK(stage2["tau"] == 1e-3);
+  CHECK(stage2["samples"] == 20000);
+}
+
 TEST_CASE("learn --method adam trains the baseline and reports like the paper's learner", "[cli][learn][adam]") {
   Sandbox s;
   REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);

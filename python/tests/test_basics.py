@@ -1,0 +1,123 @@
+"""generate / check / sample / forward / instance files, and bad input."""
+import json
+
+import numpy as np
+import pytest
+
+import mhalearn
+
+
+@pytest.fixture(scope="module")
+def inst():
+    return mhalearn.generate(8, 2, 2, scale=3, seed=21)
+
+
+def test_generate_is_an_instance_with_its_provenance(inst):
+    assert (inst.d, inst.k, inst.m, inst.inputs) == (8, 2, 2, "boolean")
+    assert len(inst.heads) == 2
+    theta, w = inst.heads[0]
+    assert theta.shape == (8, 8) and w.shape == (8, 8) and theta.dtype == np.float64
+    assert abs(np.linalg.norm(theta) - 3) < 1e-9  # ‖Θ_i‖_F = scale
+    assert np.allclose(inst.w_sum, inst.heads[0][1] + inst.heads[1][1])
+    assert inst.provenance["command"] == "generate" and inst.provenance["seed"] == 21
+    # Same seed, same instance: bit for bit.
+    again = mhalearn.generate(8, 2, 2, scale=3, seed=21)
+    assert all(np.array_equal(a, b) for h, g in zip(inst.heads, again.heads) for a, b in zip(h, g))
+
+
+def test_check_reports_the_conditions(inst):
+    report = mhalearn.check(inst)
+    assert len(report["checks"]) == 13
+    names = {c["name"] for c in report["checks"]}
+    assert "theta_incoherence" in names
+
+
+def test_sample_and_forward_fast_and_reference_agree(inst):
+    X, Y = mhalearn.sample(inst, 300, seed=4, threads=2)
+    assert X.shape == (300, 2, 8) and X.dtype == np.int8 and set(np.unique(X)) == {-1, 1}
+    assert Y.shape == (300, 2, 8) and Y.dtype == np.float64
+    # Thread count does not change the bytes; the seed does.
+    X1, Y1 = mhalearn.sample(inst, 300, seed=4, threads=1)
+    assert np.array_equal(X, X1) and np.array_equal(Y, Y1)
+    assert not np.array_equal(X, mhalearn.sample(inst, 300, seed=5)[0])
+    fast = mhalearn.forward(inst, X)
+    assert np.array_equal(fast, Y)  # the oracle's labels are the fast path
+    ref = mhalearn.forward(inst, X, path="reference", precision=200)
+    assert np.max(np.abs(fast - ref)) <= 1e-12 * max(1.0, np.max(np.abs(ref)))
+    # float64 inputs and one sequence (k, d) give the same values.
+    assert np.array_equal(mhalearn.forward(inst, X.astype(np.float64)), fast)
+    assert np.array_equal(mhalearn.forward(inst, X[7].astype(np.float64)), fast[7])
+
+
+def test_forward_matches_the_formula(inst):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 8))
+    expected = np.zeros((3, 8))
+    for theta, w in inst.heads:
+        logits = x @ theta @ x.T
+        a = np.exp(logits - logits.max(axis=1, keepdims=True))
+        a /= a.sum(axis=1, keepdims=True)
+        expected += a @ x @ w
+    got = mhalearn.forward(inst, x)
+    assert np.max(np.abs(got - expected)) <= 1e-12 * np.max(np.abs(expected))
+
+
+def test_instance_files_round_trip(inst, tmp_path):
+    path = str(tmp_path / "inst.json")
+    mhalearn.write_instance(path, inst)
+    back = mhalearn.read_instance(path)
+    assert all(np.array_equal(a, b) for h, g in zip(inst.heads, back.heads) for a, b in zip(h, g))
+    assert json.loads(back.to_json())["format"] == "mhalearn.instance"
+    built = mhalearn.Instance(inst.heads, k=2)
+    assert np.array_equal(mhalearn.forward(built, np.ones((2, 8))), mhalearn.forward(inst, np.ones((2, 8))))
+
+
+def one_line(excinfo):
+    message = str(excinfo.value)
+    assert "\n" not in message and message
+    return message
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda i: mhalearn.generate(8, 2, 0), "m must be at least 1, got 0"),
+    (lambda i: mhalearn.generate(8, 2, 2, inputs="uniform"), "inputs must be boolean or gaussian, got 'uniform'"),
+    (lambda i: mhalearn.forward(i, np.ones((4, 2, 7))), "X: token dimension is 7, the instance has d = 8"),
+    (lambda i: mhalearn.forward(i, np.full((4, 2, 8), 2, dtype=np.int8)), "X: int8 inputs must be ±1, found 2 at flat index 0"),
+    (lambda i: mhalearn.forward(i, np.full((1, 2, 8), np.nan)), "X: non-finite input at flat index 0"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8), dtype=np.float32)), "expected int8 (±1) or float64 inputs, got dtype float32"),
+    (lambda i: mhalearn.forward(i, np.ones(8)), "expected a 3-D array (N, k, d) or one sequence (k, d)"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="slow"), "path must be fast or reference, got 'slow'"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="reference", precision=10), "precision must be in 53..65536 bits, got 10"),
+    (lambda i: mhalearn.sample(i, 0), "n must be in"),
+    (lambda i: mhalearn.read_instance("/nonexistent/inst.json"), "/nonexistent/inst.json"),
+    (lambda i: mhalearn.Instance([(np.eye(8), np.eye(7))], k=2), "head"),
+    (lambda i: mhalearn.import_attention(np.eye(8), np.eye(8), np.eye(8), np.eye(8), 3),
+     "cannot import attention weights: d = 8 is not divisible by the number of heads 3"),
+    (lambda i: mhalearn.learn(i, rounds=0), "rounds must be in 1..20, got 0"),
+    (lambda i: mhalearn.learn(i, colour="blue"), "learn: unknown option 'colour'"),
+    (lambda i: mhalearn.learn(np.ones((5, 1, 8), dtype=np.int8), np.zeros((5, 1, 8)), 1),
+     "k = 1: every attention row is trivial"),
+    (lambda i: mhalearn.learn(np.ones((5, 2, 8), dtype=np.int8), np.zeros((4, 2, 8)), 1), "X has shape (5, 2, 8) but Y has shape (4, 2, 8)"),
+])
+def test_bad_input_raises_value_error_with_one_line(inst, call, needle):
+    with pytest.raises(ValueError) as excinfo:
+        call(inst)
+    assert needle in one_line(excinfo)
+
+
+def test_bad_instance_file_gives_the_cli_message(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "mhalearn.instance", "schema_version": 1, "d": 2')
+    with pytest.raises(ValueError) as excinfo:
+        mhalearn.read_instance(str(path))
+    assert one_line(excinfo).startswith(str(path))
+
+
+def test_a_learner_run_that_cannot_finish_raises_learn_failed_with_its_report():
+    inst = mhalearn.generate(8, 2, 1, scale=3, seed=2)
+    X, Y = mhalearn.sample(inst, 3000, seed=1)
+    with pytest.raises(mhalearn.LearnFailed) as excinfo:
+        mhalearn.learn(X, Y, 1, threads=1, polish=False)
+    assert "the dataset ran out in round 0 after 3000 samples" in one_line(excinfo)
+    assert excinfo.value.report["ok"] is False
+    assert isinstance(excinfo.value, RuntimeError)
