@@ -176,3 +176,19 @@ TEST_CASE("learn --method adam trains the baseline and reports like the paper's 
   expect_bad_input(s.run("learn " + s.path("inst.json") + " --method adam --max-samples 0"), "--max-seconds");
   expect_bad_input(s.run("learn " + s.path("inst.json") + " --method sgd"), "method");
 }
+
+TEST_CASE("check rejects an instance nested 65,000 levels deep with one line", "[cli][bad-input][fuzz]") {
+  // Regression: check, forward, sample and stage1 crashed (stack overflow).
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 -o " + s.path("inst.json")).status == 0);
+  std::string text = slurp(s.path("inst.json"));
+  text.resize(text.rfind('}'));
+  for (const std::string key : {"provenance", "extensions"}) {
+    const std::string file = key + ".json";
+    s.write(file, text + ",\"" + key + "\": " + std::string(65000, '[') + std::string(65000, ']') + "}");
+    expect_bad_input(s.run("check " + s.path(file)), "nested deeper than 64 levels");
+    expect_bad_input(s.run("forward " + s.path(file) + " --x x.npy -o " + s.path("o.npy")), "nested deeper");
+    expect_bad_input(s.run("stage1 " + s.path(file)), "nested deeper");
+  }
+  CHECK_FALSE(fs::exists(s.path("o.npy")));
+}
