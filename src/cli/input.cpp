@@ -12,30 +12,33 @@ void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("--seed", in.seed, "sample seed of the oracle")->capture_default_str();
 }
 
-std::string open_input(Input& in) {
+OpenResult open_input(Input& in) {
   const bool have_instance = !in.instance_path.empty();
   const bool have_data = !in.x_path.empty() || !in.y_path.empty();
-  if (have_instance == have_data) return "give either an instance file or both --x and --y";
+  auto bad = [](std::string e) { return OpenResult{std::move(e), kExitBadInput}; };
+  if (have_instance == have_data) return bad("give either an instance file or both --x and --y");
   if (have_instance) {
     InstanceReadResult r = read_instance(in.instance_path);
-    if (!r.ok) return r.error;
+    if (!r.ok) return bad(r.error);
+    if (auto e = oracle_problem(r.instance); !e.empty())
+      return {in.instance_path + ": " + e, kExitFastPathOverflow};
     in.instance = std::move(r.instance);
     in.source = std::make_unique<SampleOracle>(*in.instance, in.seed);
-    return "";
+    return {};
   }
-  if (in.x_path.empty() || in.y_path.empty()) return "--x and --y must be given together";
+  if (in.x_path.empty() || in.y_path.empty()) return bad("--x and --y must be given together");
   NpyResult x = read_npy(in.x_path), y = read_npy(in.y_path);
-  if (!x.ok) return x.error;
-  if (!y.ok) return y.error;
-  if (auto e = check_dataset_shapes(x.array, y.array); !e.empty()) return e;
+  if (!x.ok) return bad(x.error);
+  if (!y.ok) return bad(y.error);
+  if (auto e = check_dataset_shapes(x.array, y.array); !e.empty()) return bad(e);
   const int64_t n = x.array.shape[0];
   const int k = static_cast<int>(x.array.shape[1]), d = static_cast<int>(x.array.shape[2]);
-  if (n < 1) return "the dataset is empty";
-  if (k > d) return "k = " + std::to_string(k) + " exceeds d = " + std::to_string(d);
+  if (n < 1) return bad("the dataset is empty");
+  if (k > d) return bad("k = " + std::to_string(k) + " exceeds d = " + std::to_string(d));
   InputBatch batch = x.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(x.array.i8, n, k, d)
                                                      : dense_batch_from_values(x.array.f64, n, k, d);
   in.source = std::make_unique<DatasetSource>(std::move(batch), std::move(y.array.f64));
-  return "";
+  return {};
 }
 
 }  // namespace mha::cli

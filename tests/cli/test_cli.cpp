@@ -9,6 +9,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <cmath>
@@ -191,4 +192,48 @@ TEST_CASE("check rejects an instance nested 65,000 levels deep with one line", "
     expect_bad_input(s.run("stage1 " + s.path(file)), "nested deeper");
   }
   CHECK_FALSE(fs::exists(s.path("o.npy")));
+}
+
+TEST_CASE("forward fails with exit 3 where the fast path overflows, and --path reference answers", "[cli][overflow]") {
+  // Regression: entries of 1e154 gave all-NaN outputs with exit 0 on the fast path.
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 --inputs gaussian --seed 1 -o " + s.path("inst.json")).status == 0);
+  std::vector<double> x(3 * 2 * 4);
+  // Entries of about 1e156: the logits, about 1e312, overflow double.
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0 ? -1e156 : 1e156) * (1.0 + 0.125 * double(i % 5));
+  REQUIRE(mha::write_npy_float64(s.path("x.npy"), {3, 2, 4}, x.data()).empty());
+  const Run fast = s.run("forward " + s.path("inst.json") + " --x " + s.path("x.npy") + " -o " + s.path("F.npy"));
+  INFO("stderr: " << fast.err);
+  CHECK(fast.status == 3);
+  CHECK_THAT(fast.err, Catch::Contains("sample 0") && Catch::Contains("--path reference"));
+  CHECK(std::count(fast.err.begin(), fast.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(s.path("F.npy")));
+  const Run ref = s.run("forward " + s.path("inst.json") + " --x " + s.path("x.npy") + " --path reference -o " + s.path("R.npy"));
+  REQUIRE(ref.status == 0);
+  const auto r = mha::read_npy(s.path("R.npy"));
+  REQUIRE(r.ok);
+  for (const double v : r.array.f64) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("sample and learn refuse an instance whose oracle could overflow the fast path", "[cli][overflow]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 -o " + s.path("inst.json")).status == 0);
+  std::string text = slurp(s.path("inst.json"));
+  // Scale the first Θ entry to 1e307: Σ|Θ| exceeds the a priori bound.
+  const size_t at = text.find("\"theta\"");
+  REQUIRE(at != std::string::npos);
+  const size_t num = text.find_first_of("-0123456789", text.find("[[", at) + 2);
+  const size_t end = text.find_first_of(",]", num);
+  text.replace(num, end - num, "1e307");
+  s.write("big.json", text);
+  REQUIRE(s.run("check " + s.path("big.json")).status <= 1);  // a valid instance
+  for (const std::string cmd : {"sample " + s.path("big.json") + " --n 5 --x " + s.path("a.npy") + " --y " + s.path("b.npy"),
+                                "learn " + s.path("big.json") + " -o " + s.path("o.json")}) {
+    const Run r = s.run(cmd);
+    INFO(cmd << "\nstderr: " << r.err);
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Catch::Contains("overflow double"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  CHECK_FALSE(fs::exists(s.path("a.npy")));
 }
