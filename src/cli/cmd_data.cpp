@@ -22,21 +22,6 @@ std::string write_sidecar(const std::string& npy_path, const json& provenance) {
   return write_json_atomically(npy_path + ".json", provenance);
 }
 
-// X must be (N, k, d) with d the instance's, int8 entries ±1 or finite float64.
-std::string check_inputs_array(const NpyArray& x, int d) {
-  if (x.shape.size() != 3) return "expected a 3-D array (N, k, d), got " + std::to_string(x.shape.size()) + " dimensions";
-  if (x.shape[2] != d) return "token dimension is " + std::to_string(x.shape[2]) + ", the instance has d = " + std::to_string(d);
-  if (x.shape[1] < 1 || x.shape[1] > 1024) return "sequence length k = " + std::to_string(x.shape[1]) + " is outside 1..1024";
-  if (x.dtype == NpyDtype::int8) {
-    for (size_t i = 0; i < x.i8.size(); ++i)
-      if (x.i8[i] != 1 && x.i8[i] != -1) return "int8 inputs must be ±1, found " + std::to_string(x.i8[i]) + " at flat index " + std::to_string(i);
-  } else {
-    for (size_t i = 0; i < x.f64.size(); ++i)
-      if (!std::isfinite(x.f64[i])) return "non-finite input at flat index " + std::to_string(i);
-  }
-  return "";
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -115,7 +100,7 @@ Runner add_forward(CLI::App& app) {
     const Instance& inst = r.instance;
     NpyResult xr = read_npy(a->x);
     if (!xr.ok) return fail("forward", kExitBadInput, xr.error);
-    if (auto e = check_inputs_array(xr.array, inst.d()); !e.empty()) return fail("forward", kExitBadInput, a->x + ": " + e);
+    if (auto e = check_forward_inputs(xr.array, inst.d()); !e.empty()) return fail("forward", kExitBadInput, a->x + ": " + e);
     const int64_t n = xr.array.shape[0];
     const int k = static_cast<int>(xr.array.shape[1]), d = inst.d();
     InputBatch batch = xr.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(xr.array.i8, n, k, d)

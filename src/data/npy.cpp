@@ -616,4 +616,18 @@ std::string check_dataset_shapes(const NpyArray& X, const NpyArray& Y) {
   return "";
 }
 
+std::string check_forward_inputs(const NpyArray& x, int d) {
+  if (x.shape.size() != 3) return "expected a 3-D array (N, k, d), got " + std::to_string(x.shape.size()) + " dimensions";
+  if (x.shape[2] != d) return "token dimension is " + std::to_string(x.shape[2]) + ", the instance has d = " + std::to_string(d);
+  if (x.shape[1] < 1 || x.shape[1] > 1024) return "sequence length k = " + std::to_string(x.shape[1]) + " is outside 1..1024";
+  if (x.dtype == NpyDtype::int8) {
+    for (size_t i = 0; i < x.i8.size(); ++i)
+      if (x.i8[i] != 1 && x.i8[i] != -1) return "int8 inputs must be ±1, found " + std::to_string(x.i8[i]) + " at flat index " + std::to_string(i);
+  } else {
+    for (size_t i = 0; i < x.f64.size(); ++i)
+      if (!std::isfinite(x.f64[i])) return "non-finite input at flat index " + std::to_string(i);
+  }
+  return "";
+}
+
 }  // namespace mha

@@ -69,4 +69,8 @@ std::string write_npy_float64(const std::string& path, const std::vector<int64_t
 // exactly +1 or -1, no NaN/Inf in float arrays. Returns "" or an error line.
 std::string check_dataset_shapes(const NpyArray& X, const NpyArray& Y);
 
+// Inputs check of `forward`: X is (N, k, d) with d the instance's, 1 <= k <=
+// 1024, int8 entries ±1 or finite float64. Returns "" or an error line.
+std::string check_forward_inputs(const NpyArray& x, int d);
+
 }  // namespace mha
