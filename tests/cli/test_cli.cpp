@@ -241,7 +241,7 @@ TEST_CASE("sample and learn refuse an instance whose oracle could overflow the f
   text.replace(num, end - num, "1e307");
   s.write("big.json", text);
   REQUIRE(s.run("check " + s.path("big.json")).status <= 1);  // a valid instance
-  for (const std::string cmd : {"sample " + s.path("big.json") + " --n 5 --x " + s.path("a.npy") + " --y " + s.path("b.npy"),
+  for (const std::string& cmd : {"sample " + s.path("big.json") + " --n 5 --x " + s.path("a.npy") + " --y " + s.path("b.npy"),
                                 "learn " + s.path("big.json") + " -o " + s.path("o.json")}) {
     const Run r = s.run(cmd);
     INFO(cmd << "\nstderr: " << r.err);
