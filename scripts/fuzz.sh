@@ -15,6 +15,7 @@ seconds=${1:-10}
 shift $(( $# > 0 ? 1 : 0 ))
 only=" $* "
 build=build/fuzz
+command -v clang++-14 >/dev/null || { echo "scripts/fuzz.sh: clang++-14 not found (scripts/install-deps.sh installs it)" >&2; exit 2; }
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 

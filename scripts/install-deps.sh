@@ -9,6 +9,7 @@ packages=(
   catch2 librapidcheck-dev nlohmann-json3-dev libcli11-dev librandom123-dev
   libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
   gnuplot-nox python3
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev  # scripts/fuzz.sh (libFuzzer harnesses)
 )
 
 missing=()
