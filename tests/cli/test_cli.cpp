@@ -236,8 +236,8 @@ TEST_CASE("sample and learn refuse an instance whose oracle could overflow the f
   // Scale the first Θ entry to 1e307: Σ|Θ| exceeds the a priori bound.
   const size_t at = text.find("\"theta\"");
   REQUIRE(at != std::string::npos);
-  const size_t num = text.find_first_of("-0123456789", text.find("[[", at) + 2);
-  const size_t end = text.find_first_of(",]", num);
+  const size_t num = text.find_first_of("-0123456789", at);  // the file is pretty-printed: "[\n  [\n    x,"
+  const size_t end = text.find_first_of(",] \n", num);
   text.replace(num, end - num, "1e307");
   s.write("big.json", text);
   REQUIRE(s.run("check " + s.path("big.json")).status <= 1);  // a valid instance
