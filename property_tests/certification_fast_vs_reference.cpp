@@ -31,7 +31,7 @@ TEST_CASE("certification: fast agrees with the reference within the a posteriori
     const MatD w_hat = layer.w_sum();
     MatD y(k, d);
     std::vector<double> scratch;
-    FastForward(layer).forward_dense(x.data(), k, y.data(), scratch);
+    RC_ASSERT(FastForward(layer).forward_dense(x.data(), k, y.data(), scratch));
     const MatD b = x * w_hat;
     CertifyOptions o;
     for (int a = 0; a < k; ++a) {

@@ -22,8 +22,8 @@ TEST_CASE("permuting heads leaves F unchanged", "[property][symmetry]") {
     const MatD x = mha::test::make_input(c, kind, 1);
     std::vector<double> scratch;
     MatD y(c.shape.k, c.shape.d), yr(c.shape.k, c.shape.d);
-    FastForward(layer).forward_dense(x.data(), c.shape.k, y.data(), scratch);
-    FastForward(reversed).forward_dense(x.data(), c.shape.k, yr.data(), scratch);
+    RC_ASSERT(FastForward(layer).forward_dense(x.data(), c.shape.k, y.data(), scratch));
+    RC_ASSERT(FastForward(reversed).forward_dense(x.data(), c.shape.k, yr.data(), scratch));
     const MatD b = forward_error_bound(layer, x);
     RC_ASSERT(((y - yr).cwiseAbs() - 2 * b).maxCoeff() <= 0.0);
   });

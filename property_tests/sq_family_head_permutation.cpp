@@ -34,7 +34,10 @@ TEST_CASE("the SQ family is invariant under head permutations", "[property][hard
       RC_ASSERT(ib.layer.heads[i].w == ia.layer.heads[perm[i]].w);
     }
     const InputBatch batch = draw_inputs(*rc::gen::arbitrary<uint64_t>(), Stream::test_inputs, InputKind::boolean, 2, params.d, 0, 8, 1);
-    const std::vector<double> ya = FastForward(ia.layer).run(batch, 1), yb = FastForward(ib.layer).run(batch, 1);
+    const FastForwardResult fa = FastForward(ia.layer).run(batch, 1), fb = FastForward(ib.layer).run(batch, 1);
+    RC_ASSERT(fa.status.ok() && fb.status.ok());
+    const std::vector<double>& ya = fa.y;
+    const std::vector<double>& yb = fb.y;
     for (int64_t n = 0; n < batch.count; ++n) {
       const MatD x = batch.sample(n);
       RC_ASSERT(sq_forward_exact(a.family, x) == sq_forward_exact(b.family, x));

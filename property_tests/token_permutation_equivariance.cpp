@@ -30,8 +30,8 @@ TEST_CASE("permuting tokens permutes the output rows", "[property][symmetry]") {
     const FastForward fast(layer);
     std::vector<double> scratch;
     MatD y(c.shape.k, c.shape.d), py(c.shape.k, c.shape.d);
-    fast.forward_dense(x.data(), c.shape.k, y.data(), scratch);
-    fast.forward_dense(px.data(), c.shape.k, py.data(), scratch);
+    RC_ASSERT(fast.forward_dense(x.data(), c.shape.k, y.data(), scratch));
+    RC_ASSERT(fast.forward_dense(px.data(), c.shape.k, py.data(), scratch));
     const MatD bx = forward_error_bound(layer, x), bpx = forward_error_bound(layer, px);
     for (int t = 0; t < c.shape.k; ++t)
       for (int j = 0; j < c.shape.d; ++j)

@@ -22,4 +22,8 @@ for preset in release asan; do
   echo "== test: $preset"
   ctest --preset "$preset" -j "$jobs" || status=1
 done
+echo "== test: installed C++ package"
+./scripts/test-package.sh || status=1
+echo "== test: Python module"
+./scripts/test-python.sh || status=1
 exit $status

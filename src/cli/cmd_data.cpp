@@ -42,6 +42,7 @@ Runner add_sample(CLI::App& app) {
     InstanceReadResult r = read_instance(a->inst);
     if (!r.ok) return fail("sample", kExitBadInput, r.error);
     const Instance& inst = r.instance;
+    if (auto e = oracle_problem(inst); !e.empty()) return fail("sample", kExitFastPathOverflow, a->inst + ": " + e);
     const int k = inst.k, d = inst.d();
     const double bytes = double(a->n) * k * d * (inst.inputs == InputKind::boolean ? 9.0 : 16.0);
     if (bytes > kMaxDatasetBytes)
@@ -107,7 +108,9 @@ Runner add_forward(CLI::App& app) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<double> y(static_cast<size_t>(n) * k * d);
     if (a->path == "fast") {
-      FastForward(inst.layer).run(batch, y.data(), a->threads);
+      const FastForwardStatus status = FastForward(inst.layer).run(batch, y.data(), a->threads);
+      if (!status.ok())
+        return fail("forward", kExitFastPathOverflow, a->x + ": " + status.message() + "; use --path reference");
     } else {
       y = forward_mpfr_batch(inst.layer, batch, a->precision);
     }

@@ -77,6 +77,7 @@ Runner add_demo(CLI::App& app) {
     report["conditions"] = to_json(gen.report);
 
     // 3. Samples.
+    if (auto e = oracle_problem(inst); !e.empty()) return fail("demo", kExitFastPathOverflow, e);
     SampleOracle oracle(inst, a->sample_seed);
     if (a->written > 0) {
       const LabelledBatch b = oracle.draw(0, a->written, a->learn.threads);

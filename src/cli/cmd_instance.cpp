@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "data/instance_io.hpp"
+#include "data/import_npy.hpp"
 #include "data/npy.hpp"
 #include "model/conditions.hpp"
 #include "model/import_attention.hpp"
@@ -85,25 +86,23 @@ Runner add_import(CLI::App& app) {
   auto* cmd = app.add_subcommand("import", "Import standard attention weights (PyTorch nn.MultiheadAttention, no biases)");
   struct Args { std::string wq, wk, wv, wo, out, inputs = "boolean"; int heads = 1, k = 2; };
   auto a = std::make_shared<Args>();
-  cmd->add_option("--wq", a->wq, "W_Q, float64 (d, d)")->required();
-  cmd->add_option("--wk", a->wk, "W_K, float64 (d, d)")->required();
-  cmd->add_option("--wv", a->wv, "W_V, float64 (d, d)")->required();
-  cmd->add_option("--wo", a->wo, "W_O, float64 (d, d)")->required();
+  cmd->add_option("--wq", a->wq, "W_Q, float64 or float32 (d, d)")->required();
+  cmd->add_option("--wk", a->wk, "W_K, float64 or float32 (d, d)")->required();
+  cmd->add_option("--wv", a->wv, "W_V, float64 or float32 (d, d)")->required();
+  cmd->add_option("--wo", a->wo, "W_O, float64 or float32 (d, d)")->required();
   cmd->add_option("--heads", a->heads, "number of heads H (d divisible by H)")->required()->check(CLI::Range(1, 64));
   cmd->add_option("--k", a->k, "sequence length k of the instance")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--inputs", a->inputs, "input distribution")->capture_default_str()->check(CLI::IsMember({"boolean", "gaussian"}));
   cmd->add_option("-o,--output", a->out, "instance file to write (JSON)")->required();
   return [a] {
-    MatD w[4];
-    const std::string* paths[4] = {&a->wq, &a->wk, &a->wv, &a->wo};
-    for (int i = 0; i < 4; ++i) {
-      NpyResult r = read_npy(*paths[i]);
+    const std::array<std::string, 4> paths = {a->wq, a->wk, a->wv, a->wo};
+    std::array<NpyArray, 4> w;
+    for (size_t i = 0; i < 4; ++i) {
+      NpyResult r = read_npy(paths[i]);
       if (!r.ok) return fail("import", kExitBadInput, r.error);
-      if (r.array.dtype != NpyDtype::float64 || r.array.shape.size() != 2)
-        return fail("import", kExitBadInput, *paths[i] + ": expected a 2-D float64 array");
-      w[i] = Eigen::Map<const MatD>(r.array.f64.data(), r.array.shape[0], r.array.shape[1]);
+      w[i] = std::move(r.array);
     }
-    ImportResult imp = import_attention(w[0], w[1], w[2], w[3], a->heads);
+    ImportResult imp = import_attention_npy(w, paths, a->heads);
     if (!imp.ok) return fail("import", kExitBadInput, imp.error);
     Instance inst;
     inst.layer = std::move(imp.layer);

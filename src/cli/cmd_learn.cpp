@@ -129,7 +129,7 @@ Runner add_learn(CLI::App& app) {
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the learned layer here (instance JSON)");
   return [a] {
-    if (auto e = open_input(a->in); !e.empty()) return fail("learn", kExitBadInput, e);
+    if (auto r = open_input(a->in); !r.error.empty()) return fail("learn", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     LearnOptions o = a->o;
     o.m = a->m > 0 ? a->m : truth ? truth->m() : 0;

@@ -68,7 +68,7 @@ Runner add_stage1(CLI::App& app) {
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write Ŵ (JSON) here");
   return [a] {
-    if (auto e = open_input(a->in); !e.empty()) return fail("stage1", kExitBadInput, e);
+    if (auto r = open_input(a->in); !r.error.empty()) return fail("stage1", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     if (a->reference && !truth) return fail("stage1", kExitBadInput, "--reference needs an instance (the MPFR labels come from it)");
     Stage1Options o;
@@ -151,7 +151,7 @@ Runner add_sculpt(CLI::App& app) {
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the body K (JSON) here");
   return [a] {
-    if (auto e = open_input(a->in); !e.empty()) return fail("sculpt", kExitBadInput, e);
+    if (auto r = open_input(a->in); !r.error.empty()) return fail("sculpt", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     const SampleSource& source = *a->in.source;
     const int m = truth ? truth->m() : a->m;

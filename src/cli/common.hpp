@@ -12,6 +12,9 @@ namespace mha::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailedRun = 1;  // budget exhausted, a stage could not proceed
 constexpr int kExitBadInput = 2;   // bad usage or bad input
+// The fast (double) path cannot answer this input: its logits or outputs would
+// overflow double. The reference path (forward --path reference) can.
+constexpr int kExitFastPathOverflow = 3;
 
 inline int fail(const std::string& command, int code, const std::string& message) {
   std::fprintf(stderr, "mhalearn %s: error: %s\n", command.c_str(), message.c_str());

@@ -12,25 +12,28 @@ void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("--seed", in.seed, "sample seed of the oracle")->capture_default_str();
 }
 
-std::string open_input(Input& in) {
+OpenResult open_input(Input& in) {
   const bool have_instance = !in.instance_path.empty();
   const bool have_data = !in.x_path.empty() || !in.y_path.empty();
-  if (have_instance == have_data) return "give either an instance file or both --x and --y";
+  auto bad = [](std::string e) { return OpenResult{std::move(e), kExitBadInput}; };
+  if (have_instance == have_data) return bad("give either an instance file or both --x and --y");
   if (have_instance) {
     InstanceReadResult r = read_instance(in.instance_path);
-    if (!r.ok) return r.error;
+    if (!r.ok) return bad(r.error);
+    if (auto e = oracle_problem(r.instance); !e.empty())
+      return {in.instance_path + ": " + e, kExitFastPathOverflow};
     in.instance = std::move(r.instance);
     in.source = std::make_unique<SampleOracle>(*in.instance, in.seed);
-    return "";
+    return {};
   }
-  if (in.x_path.empty() || in.y_path.empty()) return "--x and --y must be given together";
+  if (in.x_path.empty() || in.y_path.empty()) return bad("--x and --y must be given together");
   NpyResult x = read_npy(in.x_path), y = read_npy(in.y_path);
-  if (!x.ok) return x.error;
-  if (!y.ok) return y.error;
+  if (!x.ok) return bad(x.error);
+  if (!y.ok) return bad(y.error);
   DatasetOpen data = open_dataset(std::move(x.array), std::move(y.array));
-  if (!data.source) return data.error;
+  if (!data.source) return bad(data.error);
   in.source = std::move(data.source);
-  return "";
+  return {};
 }
 
 }  // namespace mha::cli

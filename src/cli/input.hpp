@@ -2,6 +2,7 @@
 // (the truth is then known and used for the report) or a dataset of .npy files.
 #pragma once
 
+#include "cli/common.hpp"
 #include "data/oracle.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,7 +22,10 @@ struct Input {
 
 void add_input_options(CLI::App* cmd, Input& in);
 
-// Returns "" or an error line.
-std::string open_input(Input& in);
+struct OpenResult {
+  std::string error;  // "" on success, else one line
+  int exit_code = 0;  // kExitBadInput, or kExitFastPathOverflow when the oracle could overflow
+};
+OpenResult open_input(Input& in);
 
 }  // namespace mha::cli

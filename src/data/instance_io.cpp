@@ -48,6 +48,25 @@ bool matrix_from_json(const json& j, int d, const std::string& where, MatD& out,
   return true;
 }
 
+// Parses `text`, refusing values nested deeper than kMaxJsonDepth. The
+// callback discards any array or object that opens deeper, so no deep value is
+// ever built: nlohmann's dump() (and the copies made of provenance and
+// extensions) recurse once per level and would exhaust the stack on a file
+// nested ~65,000 levels deep. The parser itself is iterative. Returns "" or the
+// error; throws json::exception on malformed text, as json::parse does.
+std::string parse_bounded(const std::string& text, json& doc) {
+  bool too_deep = false;
+  const json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t event, json&) {
+    // `depth` counts the arrays and objects enclosing the one that opens.
+    const bool opens = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) too_deep = true;
+    return !(opens && depth >= kMaxJsonDepth);
+  };
+  doc = json::parse(text, limit);
+  if (too_deep) return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  return "";
+}
+
 bool positive_int(const json& doc, const char* key, int max, int& out, std::string& error) {
   if (!doc.contains(key) || !doc[key].is_number_integer()) {
     error = std::string("\"") + key + "\" must be an integer";
@@ -86,14 +105,16 @@ InstanceReadResult instance_from_json_text(const std::string& text, const std::s
     return result;
   };
   json doc;
+  std::string depth_error;
   try {
-    doc = json::parse(text);
+    depth_error = parse_bounded(text, doc);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     // e.what() is one line: "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
     std::string what = e.what();
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
     return fail("malformed or truncated JSON (" + what + ")");
   }
+  if (!depth_error.empty()) return fail(depth_error);
   if (!doc.is_object()) return fail("top level must be a JSON object");
   if (!doc.contains("format") || doc["format"] != kInstanceFormat)
     return fail(std::string("\"format\" must be \"") + kInstanceFormat + "\"");
@@ -102,8 +123,8 @@ InstanceReadResult instance_from_json_text(const std::string& text, const std::s
     return fail("unsupported \"schema_version\" (this build reads version " + std::to_string(kInstanceSchemaVersion) + ")");
   std::string error;
   int d = 0, k = 0, m = 0;
-  if (!positive_int(doc, "d", 1024, d, error) || !positive_int(doc, "k", 1024, k, error) ||
-      !positive_int(doc, "m", 64, m, error))
+  if (!positive_int(doc, "d", kMaxInstanceD, d, error) || !positive_int(doc, "k", 1024, k, error) ||
+      !positive_int(doc, "m", kMaxInstanceHeads, m, error))
     return fail(error);
   Instance inst;
   inst.k = k;

@@ -21,6 +21,13 @@ namespace mha {
 
 constexpr const char* kInstanceFormat = "mhalearn.instance";
 constexpr int kInstanceSchemaVersion = 1;
+// Deepest nesting of arrays and objects an instance file may have. The schema
+// needs 5 levels (file, heads, head, rows, row); the rest is room for the
+// provenance and extensions that producers write.
+constexpr int kMaxJsonDepth = 64;
+// Largest d and m an instance file may declare.
+constexpr int kMaxInstanceD = 1024;
+constexpr int kMaxInstanceHeads = 64;
 
 struct InstanceReadResult {
   bool ok = false;

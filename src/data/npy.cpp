@@ -14,6 +14,7 @@ namespace mha {
 static_assert(std::endian::native == std::endian::little,
               "npy.cpp copies '<f8' data as native doubles: little-endian machines only");
 static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559, "IEEE double expected");
+static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559, "IEEE float expected ('<f4' data)");
 
 const char* to_string(NpyDtype dtype) { return dtype == NpyDtype::int8 ? "int8" : "float64"; }
 
@@ -25,6 +26,8 @@ constexpr std::string_view kMagic{"\x93NUMPY", 6};
 constexpr int kMaxDepth = 32;
 
 size_t itemsize(NpyDtype dtype) { return dtype == NpyDtype::int8 ? 1 : 8; }
+
+constexpr const char* kSupportedDtypes = "expected '|i1' for int8, '<f8' for float64 or '<f4' for float32";
 
 // Text from the file, made safe for a one-line message: non-printable bytes
 // become \xNN and long text is cut.
@@ -392,6 +395,26 @@ std::string write_npy(const std::string& path, const std::vector<int64_t>& shape
   return write_file_atomically(path, npy_bytes(shape, dtype, data));
 }
 
+// Fills the vector of arr.dtype with `count` values from the data bytes, whose
+// length the caller has checked. float32 values widen to double exactly (every
+// float, NaN and Inf included, is a double).
+void copy_data(std::string_view data, size_t count, NpyArray& arr) {
+  if (arr.dtype == NpyDtype::int8) {
+    arr.i8.resize(count);
+    if (count > 0) std::memcpy(arr.i8.data(), data.data(), count);
+  } else if (!arr.from_float32) {
+    arr.f64.resize(count);
+    if (count > 0) std::memcpy(arr.f64.data(), data.data(), count * sizeof(double));
+  } else {
+    arr.f64.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      float v;
+      std::memcpy(&v, data.data() + i * sizeof(float), sizeof(float));
+      arr.f64[i] = static_cast<double>(v);
+    }
+  }
+}
+
 // "(n, t, j)" for flat index i of an (N, k, d) array.
 std::string index3(size_t i, const std::vector<int64_t>& shape) {
   const auto d = static_cast<size_t>(shape[2]);
@@ -502,17 +525,19 @@ NpyResult parse_npy(std::string_view bytes, const std::string& name) {
   NpyArray& arr = result.array;
   if (descr->kind != PyValue::Kind::str)
     return failure(name, std::string("unsupported dtype: descr is ") + kind_name(descr->kind) +
-                             " (structured dtypes are not supported; expected '|i1' or '<f8')");
+                             " (structured dtypes are not supported; " + kSupportedDtypes + ")");
   const std::string& dt = descr->text;
   if (dt == "|i1" || dt == "<i1" || dt == "i1") {
     arr.dtype = NpyDtype::int8;
   } else if (dt == "<f8") {
     arr.dtype = NpyDtype::float64;
+  } else if (dt == "<f4") {
+    arr.dtype = NpyDtype::float64;
+    arr.from_float32 = true;
   } else if (!dt.empty() && (dt[0] == '>' || dt[0] == '!')) {
-    return failure(name, "big-endian dtype '" + printable(dt) +
-                             "' is not supported (expected '|i1' for int8 or '<f8' for float64)");
+    return failure(name, "big-endian dtype '" + printable(dt) + "' is not supported (" + kSupportedDtypes + ")");
   } else {
-    return failure(name, "unsupported dtype '" + printable(dt) + "' (expected '|i1' for int8 or '<f8' for float64)");
+    return failure(name, "unsupported dtype '" + printable(dt) + "' (" + kSupportedDtypes + ")");
   }
 
   // fortran_order.
@@ -537,21 +562,19 @@ NpyResult parse_npy(std::string_view bytes, const std::string& name) {
       return failure(name, "shape dimension " + printable(dim.text) + " is absurdly large");
     arr.shape.push_back(dim.ival);
   }
+  // The shape is checked against the in-memory item size (8 bytes for float32
+  // read as double), which bounds the memory the data will take.
   int64_t count = 0;
   if (auto e = shape_problem(arr.shape, itemsize(arr.dtype), count); !e.empty()) return failure(name, e);
 
-  // Data: exactly count * itemsize bytes.
-  const auto needed = static_cast<uint64_t>(count) * itemsize(arr.dtype);
+  // Data: exactly count * (item size in the file) bytes.
+  const size_t file_item = arr.from_float32 ? 4 : itemsize(arr.dtype);
+  const auto needed = static_cast<uint64_t>(count) * file_item;
   if (static_cast<uint64_t>(data.size()) != needed)
     return failure(name, "data has " + std::to_string(data.size()) + " bytes, shape " + npy_shape_string(arr.shape) +
-                             " of " + to_string(arr.dtype) + " needs " + std::to_string(needed));
-  if (arr.dtype == NpyDtype::int8) {
-    arr.i8.resize(static_cast<size_t>(count));
-    if (count > 0) std::memcpy(arr.i8.data(), data.data(), data.size());
-  } else {
-    arr.f64.resize(static_cast<size_t>(count));
-    if (count > 0) std::memcpy(arr.f64.data(), data.data(), data.size());
-  }
+                             " of " + (arr.from_float32 ? "float32" : to_string(arr.dtype)) + " needs " +
+                             std::to_string(needed));
+  copy_data(data, static_cast<size_t>(count), arr);
   result.ok = true;
   return result;
 }

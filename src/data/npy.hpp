@@ -8,9 +8,11 @@
 // and reports every problem as one line naming the file.
 //
 // Reading accepts format versions 1.0, 2.0 and 3.0; writing produces 1.0 with
-// the data aligned to 64 bytes, exactly as numpy.save does. Only the two dtypes
-// the project needs are supported: int8 ('|i1', '<i1', 'i1') and little-endian
-// float64 ('<f8'). Fortran-ordered arrays are rejected.
+// the data aligned to 64 bytes, exactly as numpy.save does. Only the dtypes
+// the project needs are read: int8 ('|i1', '<i1', 'i1'), little-endian float64
+// ('<f8') and little-endian float32 ('<f4', PyTorch's default), which is
+// widened exactly to double on read, so the array is float64 in memory.
+// Fortran-ordered arrays are rejected.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@ const char* to_string(NpyDtype dtype);
 // product of `shape` (1 for a 0-d array).
 struct NpyArray {
   NpyDtype dtype = NpyDtype::float64;
+  bool from_float32 = false;  // float64 in memory, read from '<f4' data
   std::vector<int64_t> shape;
   std::vector<int8_t> i8;
   std::vector<double> f64;

@@ -1,8 +1,32 @@
 #include "data/oracle.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace mha {
+
+double max_abs_oracle_input(InputKind kind) { return kind == InputKind::boolean ? 1.0 : 9.5; }
+
+std::string oracle_problem(const Instance& instance) {
+  if (FastForward(instance.layer).answers_all_inputs(max_abs_oracle_input(instance.inputs))) return "";
+  return "the instance's weights are so large that the fast path could overflow double on the oracle's " +
+         std::string(to_string(instance.inputs)) + " inputs; rescale the instance";
+}
+
+SampleOracle::SampleOracle(const Instance& instance, uint64_t seed, Stream stream)
+    : instance_(instance), forward_(instance.layer), seed_(seed), stream_(stream) {
+  if (!forward_.answers_all_inputs(max_abs_oracle_input(instance.inputs)))
+    throw std::invalid_argument(oracle_problem(instance));
+}
+
+LabelledBatch SampleOracle::draw(uint64_t first, int64_t count, int threads) const {
+  LabelledBatch b{draw_inputs(seed_, stream_, instance_.inputs, instance_.k, instance_.d(), first, count, threads), {}};
+  FastForwardResult f = forward_.run(b.x, threads);
+  // The constructor's a priori bound rules this out; reaching it is a bug.
+  if (!f.status.ok()) throw std::logic_error("SampleOracle: " + f.status.message() + " despite the a priori bound");
+  b.y = std::move(f.y);
+  return b;
+}
 
 LabelledBatch DatasetSource::draw(uint64_t first, int64_t count, int) const {
   const int64_t begin = std::min<int64_t>(static_cast<int64_t>(first), x_.count);

@@ -60,19 +60,25 @@ class PrefixSource : public SampleSource {
   int64_t limit_;
 };
 
+// Largest magnitude of an input entry an oracle draws: 1 for Boolean inputs;
+// for Gaussian ones the Box–Muller radius sqrt(-2 ln u), u >= 2^-65 (Random123's
+// u01 of a 64-bit word), is below 9.5.
+double max_abs_oracle_input(InputKind kind);
+
+// "" when the fast path answers every input the oracle of `instance` can draw
+// (FastForward::answers_all_inputs), else an error line. An oracle's labels are
+// then never non-finite; the CLI checks this before building one.
+std::string oracle_problem(const Instance& instance);
+
 class SampleOracle : public SampleSource {
  public:
-  SampleOracle(const Instance& instance, uint64_t seed, Stream stream = Stream::inputs)
-      : instance_(instance), forward_(instance.layer), seed_(seed), stream_(stream) {}
+  // Precondition: oracle_problem(instance) is "" (std::invalid_argument otherwise).
+  SampleOracle(const Instance& instance, uint64_t seed, Stream stream = Stream::inputs);
 
   int k() const override { return instance_.k; }
   int d() const override { return instance_.d(); }
   int64_t available() const override { return std::numeric_limits<int64_t>::max(); }
-  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
-    LabelledBatch b{draw_inputs(seed_, stream_, instance_.inputs, instance_.k, instance_.d(), first, count, threads), {}};
-    b.y = forward_.run(b.x, threads);
-    return b;
-  }
+  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override;
 
   const Instance& instance() const { return instance_; }
   const FastForward& forward() const { return forward_; }

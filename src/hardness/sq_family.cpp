@@ -594,7 +594,13 @@ SqVerifyReport sq_verify(const SqFamily& f, const Layer& exported, const SqVerif
     const InputBatch batch = opt.enumerate ? enumeration_batch(static_cast<uint64_t>(first), count, P.d)
                                            : draw_inputs(opt.seed, Stream::inputs, InputKind::boolean, 2, P.d,
                                                          static_cast<uint64_t>(first), count, threads);
-    const std::vector<double> y = fast.run(batch, threads);
+    const FastForwardResult fr = fast.run(batch, threads);
+    if (!fr.status.ok()) {
+      rep.error = "the fast path cannot answer input " + std::to_string(first + fr.status.first_unanswered) +
+                  " (its logits or outputs overflow double)";
+      return rep;
+    }
+    const std::vector<double>& y = fr.y;
 #pragma omp parallel num_threads(threads)
     {
       SqAgreement local;

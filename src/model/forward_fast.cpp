@@ -1,6 +1,8 @@
 #include "model/forward_fast.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace mha {
@@ -65,9 +67,13 @@ FastForward::FastForward(const Layer& layer)
 // Given u = X G (k × width) and the token values (k × d), computes
 // y = Σ_i softmax_rows(P_i Xᵀ) Z_i with P_i, Z_i the Θ_i and W_i blocks of u.
 // D > 0 is d known at compile time (the common sizes get unrolled kernels).
+// Returns false when a logit or an output is not finite: the sample has no
+// answer in double (an infinite logit makes softmax compute inf − inf, or hides
+// how far ahead the largest one is).
 template <int D>
-void FastForward::finish(int k, const double* x, const double* u, double* y, double* row) const {
+bool FastForward::finish(int k, const double* x, const double* u, double* y, double* row) const {
   const int d = D > 0 ? D : d_;
+  bool finite = true;
   for (int t = 0; t < k * d; ++t) y[t] = 0.0;
   for (int i = 0; i < m_; ++i) {
     for (int a = 0; a < k; ++a) {
@@ -75,6 +81,7 @@ void FastForward::finish(int k, const double* x, const double* u, double* y, dou
       int top = 0;
       for (int b = 0; b < k; ++b) {
         row[b] = dot8<D>(p, x + b * d, d);
+        finite &= std::isfinite(row[b]);
         if (row[b] > row[top]) top = b;
       }
       // exp(0) = 1 exactly, so the largest term needs no call.
@@ -93,9 +100,11 @@ void FastForward::finish(int k, const double* x, const double* u, double* y, dou
       }
     }
   }
+  for (int t = 0; t < k * d; ++t) finite &= std::isfinite(y[t]);
+  return finite;
 }
 
-void FastForward::finish_any(int k, const double* x, const double* u, double* y, double* row) const {
+bool FastForward::finish_any(int k, const double* x, const double* u, double* y, double* row) const {
   switch (d_) {
     case 16: return finish<16>(k, x, u, y, row);
     case 32: return finish<32>(k, x, u, y, row);
@@ -104,7 +113,7 @@ void FastForward::finish_any(int k, const double* x, const double* u, double* y,
   }
 }
 
-void FastForward::forward_boolean(const uint64_t* bits, int k, double* y, std::vector<double>& scratch) const {
+bool FastForward::forward_boolean(const uint64_t* bits, int k, double* y, std::vector<double>& scratch) const {
   scratch.resize(static_cast<size_t>(k) * (width_ + d_ + 1));
   double* u = scratch.data();
   double* x = u + k * width_;
@@ -143,10 +152,10 @@ void FastForward::forward_boolean(const uint64_t* bits, int k, double* y, std::v
     }
     for (int j = 0; j < d_; ++j) x[t * d_ + j] = ((tok[j / 64] >> (j % 64)) & 1u) ? 1.0 : -1.0;
   }
-  finish_any(k, x, u, y, row);
+  return finish_any(k, x, u, y, row);
 }
 
-void FastForward::forward_dense(const double* x, int k, double* y, std::vector<double>& scratch) const {
+bool FastForward::forward_dense(const double* x, int k, double* y, std::vector<double>& scratch) const {
   scratch.resize(static_cast<size_t>(k) * (width_ + 1));
   double* u = scratch.data();
   double* row = u + k * width_;
@@ -159,29 +168,58 @@ void FastForward::forward_dense(const double* x, int k, double* y, std::vector<d
       for (int c = 0; c < width_; ++c) ut[c] += xr * gr[c];
     }
   }
-  finish_any(k, x, u, y, row);
+  return finish_any(k, x, u, y, row);
 }
 
-void FastForward::run(const InputBatch& batch, double* y, int threads) const {
+FastForwardStatus FastForward::run(const InputBatch& batch, double* y, int threads) const {
   const int k = batch.k;
   const int64_t per = static_cast<int64_t>(k) * d_;
-#pragma omp parallel num_threads(threads)
+  // The lowest unanswered index, whatever the thread count (min-reduction).
+  int64_t first = batch.count;
+#pragma omp parallel num_threads(threads) reduction(min : first)
   {
     std::vector<double> scratch;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < batch.count; ++i) {
-      if (batch.kind == InputKind::boolean)
-        forward_boolean(batch.sample_bits(i), k, y + i * per, scratch);
-      else
-        forward_dense(batch.sample_values(i), k, y + i * per, scratch);
+      const bool answered = batch.kind == InputKind::boolean
+                                ? forward_boolean(batch.sample_bits(i), k, y + i * per, scratch)
+                                : forward_dense(batch.sample_values(i), k, y + i * per, scratch);
+      if (!answered && i < first) first = i;
     }
   }
+  return {first < batch.count ? first : -1};
 }
 
-std::vector<double> FastForward::run(const InputBatch& batch, int threads) const {
-  std::vector<double> y(static_cast<size_t>(batch.count) * batch.k * d_);
-  run(batch, y.data(), threads);
-  return y;
+FastForwardResult FastForward::run(const InputBatch& batch, int threads) const {
+  FastForwardResult r;
+  r.y.resize(static_cast<size_t>(batch.count) * batch.k * d_);
+  r.status = run(batch, r.y.data(), threads);
+  return r;
+}
+
+bool FastForward::answers_all_inputs(double max_abs_input) const {
+  double theta = 0, w = 0;  // max over heads of Σ|Θ_i|, max over heads and columns of Σ_r |W_i[r,c]|
+  for (int i = 0; i < m_; ++i) {
+    double t = 0;
+    for (int r = 0; r < d_; ++r)
+      for (int c = 0; c < d_; ++c) t += std::abs(g_[r * width_ + i * d_ + c]);
+    theta = std::max(theta, t);
+    for (int c = 0; c < d_; ++c) {
+      double col = 0;
+      for (int r = 0; r < d_; ++r) col += std::abs(g_[r * width_ + (m_ + i) * d_ + c]);
+      w = std::max(w, col);
+    }
+  }
+  const double limit = std::numeric_limits<double>::max() * 0x1p-16;
+  const double a = max_abs_input;
+  // Divisions keep the test itself from overflowing.
+  return std::isfinite(a) && theta <= limit / a / a && w <= limit / a / m_;
+}
+
+std::string FastForwardStatus::message() const {
+  if (ok()) return "the fast path answered every sample";
+  return "sample " + std::to_string(first_unanswered) +
+         " overflows double on the fast path (its logits or outputs are not finite)";
 }
 
 }  // namespace mha

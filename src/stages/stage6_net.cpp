@@ -14,7 +14,11 @@
 namespace mha {
 
 double relative_error(const Layer& layer, const LabelledBatch& batch, int threads) {
-  const std::vector<double> f = FastForward(layer).run(batch.x, threads);
+  const FastForwardResult fast = FastForward(layer).run(batch.x, threads);
+  // A layer the fast path cannot evaluate (e.g. diverged to huge weights) has
+  // no measured error: reported as NaN, as for a diverged layer.
+  if (!fast.status.ok()) return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double>& f = fast.y;
   double num = 0, den = 0;
   for (size_t i = 0; i < f.size(); ++i) {
     num += (f[i] - batch.y[i]) * (f[i] - batch.y[i]);

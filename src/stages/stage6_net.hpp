@@ -62,7 +62,8 @@ struct NetResult {
 NetResult search_net(const SampleSource& source, const Eigen::VectorXd& hull_point,
                      const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
 
-// Σ‖F(X) − Y‖² / Σ‖Y‖² of `layer` on the labelled batch (fast path, double).
+// Σ‖F(X) − Y‖² / Σ‖Y‖² of `layer` on the labelled batch (fast path, double);
+// NaN when the fast path cannot answer a sample (FastForwardStatus).
 double relative_error(const Layer& layer, const LabelledBatch& batch, int threads);
 
 }  // namespace mha

@@ -9,6 +9,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <cmath>
@@ -17,6 +18,21 @@
 #include <string>
 
 namespace fs = std::filesystem;
+
+namespace {
+// A float32 .npy file (as PyTorch's tensors save by default) holding `values`
+// rounded to float: numpy's layout for '<f8' with the descr and data swapped.
+std::string npy_float32_bytes(const std::vector<int64_t>& shape, const std::vector<double>& values) {
+  std::string bytes = mha::npy_bytes_float64(shape, values.data());
+  bytes.resize(bytes.size() - values.size() * sizeof(double));
+  bytes.replace(bytes.find("<f8"), 3, "<f4");
+  for (const double v : values) {
+    const float f = static_cast<float>(v);
+    bytes.append(reinterpret_cast<const char*>(&f), sizeof f);
+  }
+  return bytes;
+}
+}  // namespace
 
 using mha::test::expect_bad_input;
 using mha::test::Run;
@@ -129,11 +145,10 @@ TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input
     const std::string bytes = slurp(s.path("good.npy"));
     s.write("trunc.npy", bytes.substr(0, bytes.size() - 7));
     expect_bad_input(s.run("forward " + inst + " --x " + s.path("trunc.npy") + " -o " + s.path("o.npy")), "trunc.npy");
-    std::vector<float> f(32, 1.0f);
-    std::string f4 = bytes;
-    f4.replace(f4.find("|i1"), 3, "<f4");
-    s.write("f4.npy", f4);
-    expect_bad_input(s.run("forward " + inst + " --x " + s.path("f4.npy") + " -o " + s.path("o.npy")), "f4");
+    std::string f2 = bytes;
+    f2.replace(f2.find("|i1"), 3, "<f2");
+    s.write("f2.npy", f2);
+    expect_bad_input(s.run("forward " + inst + " --x " + s.path("f2.npy") + " -o " + s.path("o.npy")), "f2");
     CHECK_FALSE(fs::exists(s.path("o.npy")));
   }
 }
@@ -198,4 +213,107 @@ TEST_CASE("learn --method adam trains the baseline and reports like the paper's 
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);
   expect_bad_input(s.run("learn " + s.path("inst.json") + " --method adam --max-samples 0"), "--max-seconds");
   expect_bad_input(s.run("learn " + s.path("inst.json") + " --method sgd"), "method");
+}
+
+TEST_CASE("check rejects an instance nested 65,000 levels deep with one line", "[cli][bad-input][fuzz]") {
+  // Regression: check, forward, sample and stage1 crashed (stack overflow).
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 -o " + s.path("inst.json")).status == 0);
+  std::string text = slurp(s.path("inst.json"));
+  text.resize(text.rfind('}'));
+  for (const std::string key : {"provenance", "extensions"}) {
+    const std::string file = key + ".json";
+    s.write(file, text + ",\"" + key + "\": " + std::string(65000, '[') + std::string(65000, ']') + "}");
+    expect_bad_input(s.run("check " + s.path(file)), "nested deeper than 64 levels");
+    expect_bad_input(s.run("forward " + s.path(file) + " --x x.npy -o " + s.path("o.npy")), "nested deeper");
+    expect_bad_input(s.run("stage1 " + s.path(file)), "nested deeper");
+  }
+  CHECK_FALSE(fs::exists(s.path("o.npy")));
+}
+
+TEST_CASE("forward fails with exit 3 where the fast path overflows, and --path reference answers", "[cli][overflow]") {
+  // Regression: entries of 1e154 gave all-NaN outputs with exit 0 on the fast path.
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 --inputs gaussian --seed 1 -o " + s.path("inst.json")).status == 0);
+  std::vector<double> x(3 * 2 * 4);
+  // Entries of about 1e156: the logits, about 1e312, overflow double.
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0 ? -1e156 : 1e156) * (1.0 + 0.125 * double(i % 5));
+  REQUIRE(mha::write_npy_float64(s.path("x.npy"), {3, 2, 4}, x.data()).empty());
+  const Run fast = s.run("forward " + s.path("inst.json") + " --x " + s.path("x.npy") + " -o " + s.path("F.npy"));
+  INFO("stderr: " << fast.err);
+  CHECK(fast.status == 3);
+  CHECK_THAT(fast.err, Catch::Contains("sample 0") && Catch::Contains("--path reference"));
+  CHECK(std::count(fast.err.begin(), fast.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(s.path("F.npy")));
+  const Run ref = s.run("forward " + s.path("inst.json") + " --x " + s.path("x.npy") + " --path reference -o " + s.path("R.npy"));
+  REQUIRE(ref.status == 0);
+  const auto r = mha::read_npy(s.path("R.npy"));
+  REQUIRE(r.ok);
+  for (const double v : r.array.f64) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("sample and learn refuse an instance whose oracle could overflow the fast path", "[cli][overflow]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 -o " + s.path("inst.json")).status == 0);
+  std::string text = slurp(s.path("inst.json"));
+  // Scale the first Θ entry to 1e307: Σ|Θ| exceeds the a priori bound.
+  const size_t at = text.find("\"theta\"");
+  REQUIRE(at != std::string::npos);
+  const size_t num = text.find_first_of("-0123456789", at);  // the file is pretty-printed: "[\n  [\n    x,"
+  const size_t end = text.find_first_of(",] \n", num);
+  text.replace(num, end - num, "1e307");
+  s.write("big.json", text);
+  REQUIRE(s.run("check " + s.path("big.json")).status <= 1);  // a valid instance
+  for (const std::string& cmd : {"sample " + s.path("big.json") + " --n 5 --x " + s.path("a.npy") + " --y " + s.path("b.npy"),
+                                "learn " + s.path("big.json") + " -o " + s.path("o.json")}) {
+    const Run r = s.run(cmd);
+    INFO(cmd << "\nstderr: " << r.err);
+    CHECK(r.status == 3);
+    CHECK_THAT(r.err, Catch::Contains("overflow double"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  CHECK_FALSE(fs::exists(s.path("a.npy")));
+}
+
+TEST_CASE("float32 files: labels for learn, inputs for forward, weights for import", "[cli][float32]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  REQUIRE(s.run("sample " + s.path("inst.json") + " --n 3000 --threads 2 --x " + s.path("X.npy") + " --y " + s.path("Y.npy")).status == 0);
+  const auto y = mha::read_npy(s.path("Y.npy"));
+  REQUIRE(y.ok);
+  s.write("Y32.npy", npy_float32_bytes(y.array.shape, y.array.f64));
+  const Run r = s.run("learn --x " + s.path("X.npy") + " --y " + s.path("Y32.npy") + " --m 2 --method adam --max-samples 20000 "
+                      "--batch 128 --threads 2 --report " + s.path("r.json") + " -o " + s.path("learned.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(slurp(s.path("r.json")))["ok"] == true);
+  REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);
+  // The paper's learner reads the same labels; 3000 samples are too few for it,
+  // so it stops with its own message (exit 1), not a dtype error.
+  const Run paper = s.run("learn --x " + s.path("X.npy") + " --y " + s.path("Y32.npy") + " --m 2 --threads 2");
+  INFO("stderr: " << paper.err);
+  CHECK(paper.status == 1);
+  CHECK_THAT(paper.out, Catch::Contains("the dataset ran out"));
+
+  // Gaussian inputs as float32: forward reads them like the float64 values they widen to.
+  REQUIRE(s.run("generate --d 4 --k 2 --m 1 --inputs gaussian --seed 3 -o " + s.path("g.json")).status == 0);
+  std::vector<double> x(2 * 2 * 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(1.0 + double(i)));
+  s.write("x32.npy", npy_float32_bytes({2, 2, 4}, x));
+  REQUIRE(mha::write_npy_float64(s.path("x64.npy"), {2, 2, 4}, x.data()).empty());
+  REQUIRE(s.run("forward " + s.path("g.json") + " --x " + s.path("x32.npy") + " -o " + s.path("F32.npy")).status == 0);
+  REQUIRE(s.run("forward " + s.path("g.json") + " --x " + s.path("x64.npy") + " -o " + s.path("F64.npy")).status == 0);
+  CHECK(slurp(s.path("F32.npy")) == slurp(s.path("F64.npy")));
+
+  // PyTorch's weights are float32 too.
+  std::vector<double> w(4 * 4);
+  for (const char* name : {"wq", "wk", "wv", "wo"}) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(2.0 + double(i) * (name[1] - 100.0));
+    s.write(std::string(name) + ".npy", npy_float32_bytes({4, 4}, w));
+  }
+  const Run imp = s.run("import --wq " + s.path("wq.npy") + " --wk " + s.path("wk.npy") + " --wv " + s.path("wv.npy") +
+                        " --wo " + s.path("wo.npy") + " --heads 2 -o " + s.path("imp.json"));
+  INFO("stderr: " << imp.err);
+  REQUIRE(imp.status == 0);
+  REQUIRE(s.run("check " + s.path("imp.json")).status <= 1);
 }

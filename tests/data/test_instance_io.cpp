@@ -78,3 +78,34 @@ TEST_CASE("generation is a pure function of the options", "[generate]") {
   o.k = 17;
   CHECK_THAT(validate_generate_options(o), Catch::Contains("exceeds d"));
 }
+
+namespace {
+// A valid instance whose `key` value is `depth` nested arrays: "[[[ ... ]]]".
+std::string nested_under(const std::string& key, int depth) {
+  const std::string good = valid_text();
+  const std::string value = std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+  return good.substr(0, good.size() - 1) + ",\"" + key + "\":" + value + "}";
+}
+}  // namespace
+
+TEST_CASE("deeply nested provenance or extensions are rejected while parsing", "[io][fuzz]") {
+  // Regression: a ~131 KB file nesting 65,000 levels deep made check, forward,
+  // sample and stage1 overflow the stack when the value was re-serialised.
+  for (const std::string key : {"provenance", "extensions"}) {
+    CAPTURE(key);
+    const std::string text = nested_under(key, 65000);
+    CHECK(text.size() > 130000);
+    const std::string e = error_of(text);
+    CHECK(e == "inst.json: JSON nested deeper than 64 levels");
+  }
+  // The limit counts every level: the file's own object is the first one.
+  const InstanceReadResult at_limit = instance_from_json_text(nested_under("provenance", kMaxJsonDepth - 1), "inst.json");
+  REQUIRE(at_limit.ok);
+  CHECK(at_limit.instance.provenance_json.size() == 2 * (kMaxJsonDepth - 1));
+  CHECK_THAT(error_of(nested_under("provenance", kMaxJsonDepth)), Catch::Contains("nested deeper than 64 levels"));
+  // Deep objects count like deep arrays; a malformed deep file is still malformed.
+  std::string objects;
+  for (int i = 0; i < 1000; ++i) objects += "{\"a\":";
+  CHECK_THAT(error_of(objects + "1" + std::string(1000, '}')), Catch::Contains("nested deeper than 64 levels"));
+  CHECK_THAT(error_of(objects), Catch::Contains("malformed or truncated"));
+}

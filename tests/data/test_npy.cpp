@@ -321,7 +321,9 @@ TEST_CASE("npy rejects unsupported dtypes, naming them", "[npy]") {
   CHECK_THAT(with_descr("'>f8'"), Contains("big-endian dtype '>f8'"));
   CHECK_THAT(with_descr("'>i1'"), Contains("big-endian"));
   CHECK_THAT(with_descr("'!f8'"), Contains("big-endian"));
-  CHECK_THAT(with_descr("'<f4'"), Contains("unsupported dtype '<f4'"));
+  CHECK_THAT(with_descr("'>f4'"), Contains("big-endian dtype '>f4'"));
+  CHECK_THAT(with_descr("'<f2'"), Contains("unsupported dtype '<f2'"));
+  CHECK_THAT(with_descr("'f4'"), Contains("unsupported dtype 'f4'"));
   CHECK_THAT(with_descr("'<i8'"), Contains("unsupported dtype '<i8'"));
   CHECK_THAT(with_descr("'|u1'"), Contains("unsupported dtype '|u1'"));
   CHECK_THAT(with_descr("'|b1'"), Contains("unsupported dtype '|b1'"));
@@ -330,6 +332,51 @@ TEST_CASE("npy rejects unsupported dtypes, naming them", "[npy]") {
   CHECK_THAT(with_descr("'|O'"), Contains("unsupported dtype '|O'"));
   CHECK_THAT(with_descr("[('a', '<f8')]"), Contains("structured dtypes are not supported"));
   CHECK_THAT(with_descr("''"), Contains("unsupported dtype ''"));
+}
+
+TEST_CASE("npy reads little-endian float32 and widens it exactly to double", "[npy][float32]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.5f, 0.1f, 1.0f / 3.0f,
+                                     std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
+                                     std::numeric_limits<float>::denorm_min(), inf, -inf,
+                                     std::numeric_limits<float>::quiet_NaN()};
+  const std::string data(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  const std::string file = make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2, 2), }", data);
+  NpyResult r = parse_npy(file, "Y32.npy");
+  REQUIRE(r.ok);
+  CHECK(r.array.dtype == NpyDtype::float64);
+  CHECK(r.array.from_float32);
+  CHECK(r.array.shape == std::vector<int64_t>{3, 2, 2});
+  REQUIRE(r.array.f64.size() == values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    CAPTURE(i);
+    // Bit-for-bit the double that C++'s float -> double conversion gives (exact).
+    CHECK(std::bit_cast<uint64_t>(r.array.f64[i]) == std::bit_cast<uint64_t>(static_cast<double>(values[i])));
+  }
+  // 0.1f is not 0.1: the reader does not round to the shortest decimal.
+  CHECK(r.array.f64[4] == static_cast<double>(0.1f));
+  CHECK(r.array.f64[4] != 0.1);
+  // The data length counts 4 bytes per value, and errors say float32.
+  CHECK_THAT(rejected(file.substr(0, file.size() - 4)), Contains("shape (3, 2, 2) of float32 needs 48"));
+  // float32 labels pass the dataset check like float64 ones.
+  NpyArray x;
+  x.dtype = NpyDtype::int8;
+  x.shape = {3, 2, 2};
+  x.i8.assign(12, 1);
+  NpyArray y = r.array;
+  y.f64.assign(12, 0.25);
+  CHECK(check_dataset_shapes(x, y).empty());
+}
+
+TEST_CASE("npy reads a float32 file written by numpy", "[npy][float32]") {
+  // np.save(f, np.array([[1.5, -2.0], [0.1, 3e38]], dtype=np.float32)), byte for byte.
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  const std::vector<float> v = {1.5f, -2.0f, 0.1f, 3e38f};
+  const std::string file = make_npy(1, header, std::string(reinterpret_cast<const char*>(v.data()), 16));
+  REQUIRE(file.size() == 128 + 16);  // numpy pads the header to 128 bytes here
+  NpyResult r = parse_npy(file, "np32.npy");
+  REQUIRE(r.ok);
+  CHECK(r.array.f64 == std::vector<double>{1.5, -2.0, static_cast<double>(0.1f), static_cast<double>(3e38f)});
 }
 
 TEST_CASE("npy rejects Fortran order", "[npy]") {

@@ -19,6 +19,12 @@ Layer layer_for(int k, int d, int m, double scale, uint64_t seed) {
   c.seed = seed;
   return test::make_layer(c);
 }
+
+// The outputs of a batch the fast path must answer.
+std::vector<double> answered(const FastForwardResult& r) {
+  REQUIRE(r.status.ok());
+  return r.y;
+}
 }  // namespace
 
 TEST_CASE("a hand-computed forward pass", "[forward]") {
@@ -34,7 +40,7 @@ TEST_CASE("a hand-computed forward pass", "[forward]") {
   CHECK(ref(1, 0) == Approx(-1.6).epsilon(1e-15));
   std::vector<double> scratch;
   MatD fast(2, 1);
-  FastForward(layer).forward_dense(x.data(), 2, fast.data(), scratch);
+  REQUIRE(FastForward(layer).forward_dense(x.data(), 2, fast.data(), scratch));
   CHECK(std::abs(fast(0, 0) - 1.6) <= forward_error_bound(layer, x)(0, 0));
 }
 
@@ -43,11 +49,11 @@ TEST_CASE("fast forward is bit-identical for any thread count and batch split", 
     const Layer layer = layer_for(3, 24, 2, 5.0, 11);
     const FastForward fast(layer);
     const InputBatch all = draw_inputs(5, Stream::inputs, kind, 3, 24, 0, 1000, 2);
-    const std::vector<double> y1 = fast.run(all, 1), y2 = fast.run(all, 2);
+    const std::vector<double> y1 = answered(fast.run(all, 1)), y2 = answered(fast.run(all, 2));
     REQUIRE(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0);
     // Samples 400..999 drawn as their own batch give the same bytes.
     const InputBatch tail = draw_inputs(5, Stream::inputs, kind, 3, 24, 400, 600, 1);
-    const std::vector<double> yt = fast.run(tail, 2);
+    const std::vector<double> yt = answered(fast.run(tail, 2));
     REQUIRE(std::memcmp(yt.data(), y1.data() + 400 * 3 * 24, yt.size() * sizeof(double)) == 0);
   }
 }
@@ -59,7 +65,7 @@ TEST_CASE("both table widths agree with the reference", "[forward]") {
     const FastForward fast(layer);
     CHECK(fast.chunk_bits() == bits);
     const InputBatch batch = draw_inputs(9, Stream::inputs, InputKind::boolean, 4, d, 0, 5, 1);
-    const std::vector<double> y = fast.run(batch, 1);
+    const std::vector<double> y = answered(fast.run(batch, 1));
     for (int64_t i = 0; i < batch.count; ++i) {
       const MatD x = batch.sample(i);
       const MatD ref = forward_mpfr(layer, x, 200);
@@ -73,7 +79,7 @@ TEST_CASE("both table widths agree with the reference", "[forward]") {
 TEST_CASE("logits of ±1e6 give finite outputs on both paths", "[forward][softmax]") {
   const Layer layer = layer_for(4, 8, 2, 1e6, 2);
   const InputBatch batch = draw_inputs(1, Stream::inputs, InputKind::boolean, 4, 8, 0, 50, 1);
-  const std::vector<double> y = FastForward(layer).run(batch, 1);
+  const std::vector<double> y = answered(FastForward(layer).run(batch, 1));
   for (double v : y) REQUIRE(std::isfinite(v));
   const MatD ref = forward_mpfr(layer, batch.sample(0), 200);
   REQUIRE(ref.allFinite());
@@ -109,5 +115,59 @@ TEST_CASE("inputs have the right first two moments", "[inputs]") {
     CHECK(std::abs(sum / cnt) < 5 / std::sqrt(cnt));
     // E[x²] = 1; Boolean exactly, Gaussian with SE sqrt(2/cnt).
     CHECK(std::abs(sq / cnt - 1) < 5 * std::sqrt(2 / cnt));
+  }
+}
+
+TEST_CASE("the fast path reports inputs whose logits overflow instead of returning NaN", "[forward][overflow]") {
+  // Regression: Gaussian-style inputs with entries of 1e154 and more made the logits
+  // ±inf and softmax compute inf − inf, so forward wrote all-NaN outputs with
+  // exit 0, while the reference path answers.
+  const int k = 2, d = 4;
+  const Layer layer = layer_for(k, d, 2, 1.0, 5);
+  const FastForward fast(layer);
+  InputBatch batch = draw_inputs(3, Stream::inputs, InputKind::gaussian, k, d, 0, 4, 1);
+  std::vector<double> values = batch.values;
+  for (int j = 0; j < k * d; ++j) values[2 * k * d + j] *= 1e160;  // sample 2 only: logits ~1e320
+  const InputBatch big = dense_batch_from_values(values, 4, k, d);
+  std::vector<double> y(values.size());
+  const FastForwardStatus status = fast.run(big, y.data(), 2);
+  CHECK_FALSE(status.ok());
+  CHECK(status.first_unanswered == 2);
+  CHECK_THAT(status.message(), Catch::Contains("sample 2") && Catch::Contains("not finite"));
+  // The samples before it are answered as usual.
+  const std::vector<double> small = answered(fast.run(batch, 1));
+  CHECK(std::memcmp(y.data(), small.data(), 2 * k * d * sizeof(double)) == 0);
+  // One sample alone: the per-sample entry point says so too.
+  std::vector<double> scratch, one(k * d);
+  CHECK_FALSE(fast.forward_dense(values.data() + 2 * k * d, k, one.data(), scratch));
+  // The reference path answers the same sample with finite values.
+  CHECK(forward_mpfr(layer, big.sample(2), 200).allFinite());
+}
+
+TEST_CASE("the fast path reports outputs that overflow with finite logits", "[forward][overflow]") {
+  // Θ = 0 keeps every logit 0; W of 1e300 makes x W overflow for |x| ~ 1e10.
+  Layer layer;
+  layer.heads.push_back({MatD::Zero(2, 2), MatD::Constant(2, 2, 1e300)});
+  const FastForward fast(layer);
+  const std::vector<double> x = {1e10, 1e10, 1.0, 1.0};
+  std::vector<double> scratch, y(4);
+  CHECK_FALSE(fast.forward_dense(x.data(), 2, y.data(), scratch));
+  CHECK(fast.answers_all_inputs(1.0));
+  CHECK_FALSE(fast.answers_all_inputs(1e10));
+}
+
+TEST_CASE("answers_all_inputs is an a priori bound the fast path never breaks", "[forward][overflow]") {
+  // Σ|Θ| = 2^992 and column sums of W of 2^991, against the limit 2^1024·2^-16:
+  // a = 1 passes, a = 2^20 (a² Σ|Θ| = 2^1032) fails.
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(2, 2, 0x1p990), MatD::Constant(2, 2, 0x1p990)});
+  const FastForward fast(layer);
+  CHECK(fast.answers_all_inputs(1.0));
+  CHECK_FALSE(fast.answers_all_inputs(0x1p20));
+  // Inputs at the bound are answered: the Boolean extremes, all signs.
+  for (int pattern = 0; pattern < 16; ++pattern) {
+    std::vector<double> x(4), y(4), scratch;
+    for (int j = 0; j < 4; ++j) x[j] = (pattern >> j) & 1 ? 1.0 : -1.0;
+    CHECK(fast.forward_dense(x.data(), 2, y.data(), scratch));
   }
 }

@@ -1,0 +1,128 @@
+// Definitions of checks.hpp. Compiled once into the harnesses' library and
+// included by tests/data/test_fuzz_regressions.cpp (the root build never
+// compiles fuzz/), so the unit tests replay exactly the harnesses' code.
+#include "checks.hpp"
+
+#include "data/import_npy.hpp"
+#include "data/inputs.hpp"
+#include "data/instance_io.hpp"
+#include "data/npy.hpp"
+#include "model/forward_fast.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace mha::fuzz {
+
+namespace {
+// Readers fail with one non-empty line naming the problem.
+std::string one_line(const std::string& error) {
+  if (error.empty()) return "empty error message";
+  if (error.find('\n') != std::string::npos) return "error message spans lines: " + error;
+  return "";
+}
+}  // namespace
+
+std::string check_npy(std::string_view bytes) {
+  const NpyResult r = parse_npy(bytes, "fuzz.npy");
+  if (!r.ok) return one_line(r.error);
+  const NpyArray& a = r.array;
+  size_t count = 1;
+  for (const int64_t dim : a.shape) count *= static_cast<size_t>(dim);
+  if ((a.dtype == NpyDtype::int8 ? a.i8.size() : a.f64.size()) != count) return "value count differs from the shape";
+  if (a.from_float32) return "";  // float32 is read, never written
+  const std::string again = a.dtype == NpyDtype::int8 ? npy_bytes_int8(a.shape, a.i8.data())
+                                                      : npy_bytes_float64(a.shape, a.f64.data());
+  const NpyResult back = parse_npy(again, "again.npy");
+  if (!back.ok || back.array.shape != a.shape || back.array.dtype != a.dtype) return "round trip changes the shape";
+  const bool same = a.dtype == NpyDtype::int8
+                        ? back.array.i8 == a.i8
+                        : count == 0 || std::memcmp(back.array.f64.data(), a.f64.data(), count * sizeof(double)) == 0;
+  return same ? "" : "round trip changes the bytes";
+}
+
+std::string check_instance_json(std::string_view bytes) {
+  const InstanceReadResult r = instance_from_json_text(std::string(bytes), "fuzz.json");
+  if (!r.ok) return one_line(r.error);
+  if (auto e = validate_instance(r.instance); !e.empty()) return "an accepted instance is invalid: " + e;
+  const InstanceReadResult back = instance_from_json_text(instance_to_json(r.instance).dump(), "again.json");
+  if (!back.ok) return "the writer's output does not read back: " + back.error;
+  const Instance &a = r.instance, &b = back.instance;
+  if (a.k != b.k || a.inputs != b.inputs || a.m() != b.m() || a.d() != b.d()) return "round trip changes the shape";
+  for (int i = 0; i < a.m(); ++i)
+    if (a.layer.heads[i].theta != b.layer.heads[i].theta || a.layer.heads[i].w != b.layer.heads[i].w)
+      return "round trip changes the weights";
+  if (a.provenance_json != b.provenance_json || a.extensions_json != b.extensions_json)
+    return "round trip changes provenance or extensions";
+  return "";
+}
+
+std::string check_import(std::string_view bytes) {
+  if (bytes.size() < 7) return "";
+  const auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(bytes[i])); };
+  const int heads = 1 + static_cast<int>(byte(0) & 7);
+  const std::string_view rest = bytes.substr(7);
+  std::array<NpyArray, 4> w;
+  const std::array<std::string, 4> names = {"wq.npy", "wk.npy", "wv.npy", "wo.npy"};
+  size_t at = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    size_t len = rest.size() - at;
+    if (i < 3) len = std::min(len, byte(1 + 2 * i) | (byte(2 + 2 * i) << 8));
+    NpyResult r = parse_npy(rest.substr(at, len), names[i]);
+    at += len;
+    if (!r.ok) return one_line(r.error);
+    w[i] = std::move(r.array);
+  }
+  ImportResult imp = import_attention_npy(w, names, heads);
+  if (!imp.ok) return one_line(imp.error);
+  if (imp.layer.m() != heads) return "the layer has not one head per requested head";
+  Instance inst;
+  inst.layer = std::move(imp.layer);
+  inst.k = 1;  // the CLI's --k; 1 <= d always holds
+  if (auto e = validate_instance(inst); !e.empty()) return "an imported layer is not a valid instance: " + e;
+  const InstanceReadResult back = instance_from_json_text(instance_to_json(inst).dump(), "imported.json");
+  return back.ok ? "" : "an imported instance does not read back: " + back.error;
+}
+
+namespace {
+// Two heads of fixed, deterministic weights of magnitude `scale`.
+Layer fixed_layer(int d, double scale) {
+  Layer layer;
+  for (int i = 0; i < 2; ++i) {
+    Head h{MatD(d, d), MatD(d, d)};
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) {
+        h.theta(r, c) = scale * std::sin(1.0 + r + 3.0 * c + 7.0 * i);
+        h.w(r, c) = scale * std::cos(2.0 + 5.0 * r + c + 11.0 * i);
+      }
+    layer.heads.push_back(std::move(h));
+  }
+  return layer;
+}
+}  // namespace
+
+std::string check_forward_x(std::string_view bytes) {
+  if (bytes.empty()) return "";
+  static const FastForward forwards[4] = {FastForward(fixed_layer(4, 0.5)), FastForward(fixed_layer(8, 0.5)),
+                                          FastForward(fixed_layer(4, 1e150)), FastForward(fixed_layer(8, 1e150))};
+  const FastForward& fast = forwards[static_cast<unsigned char>(bytes[0]) & 3];
+  const int d = fast.d();
+  const NpyResult r = parse_npy(bytes.substr(1), "x.npy");
+  if (!r.ok) return one_line(r.error);
+  if (auto e = check_inputs_array(r.array, d); !e.empty()) return one_line(e);
+  const int64_t n = r.array.shape[0];
+  const int k = static_cast<int>(r.array.shape[1]);
+  const InputBatch batch = r.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(r.array.i8, n, k, d)
+                                                           : dense_batch_from_values(r.array.f64, n, k, d);
+  std::vector<double> y(static_cast<size_t>(n) * k * d);
+  const FastForwardStatus status = fast.run(batch, y.data(), 1);
+  const int64_t answered = status.ok() ? n : status.first_unanswered;
+  if (answered < 0 || answered > n) return "the unanswered sample is outside the batch";
+  for (size_t i = 0; i < static_cast<size_t>(answered) * k * d; ++i)
+    if (!std::isfinite(y[i])) return "an answered sample has a non-finite output";
+  return status.ok() ? "" : one_line(status.message());
+}
+
+}  // namespace mha::fuzz
