@@ -26,4 +26,6 @@ echo "== test: installed C++ package"
 ./scripts/test-package.sh || status=1
 echo "== test: Python module"
 ./scripts/test-python.sh || status=1
+echo "== fuzz: every reader of user files, 10 s each (docs/fuzzing.md)"
+./scripts/fuzz.sh 10 || status=1
 exit $status
