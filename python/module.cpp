@@ -32,6 +32,11 @@ int default_threads() {
 }
 
 [[noreturn]] void bad_input(const std::string& message) { throw py::value_error(message); }
+// The CLI's exit 3: the fast (double) path cannot answer this input.
+[[noreturn]] void fast_path_overflow(const std::string& message) {
+  PyErr_SetString(PyExc_OverflowError, message.c_str());
+  throw py::error_already_set();
+}
 
 py::object to_python(const json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
@@ -189,12 +194,13 @@ Instance import_attention_py(const py::array& wq, const py::array& wk, const py:
 py::tuple sample(const Instance& inst, int64_t n, uint64_t seed, int threads) {
   if (n < 1 || n > (int64_t{1} << 40)) bad_input("n must be in 1..2^40, got " + std::to_string(n));
   check_threads(threads);
+  if (auto e = oracle_problem(inst); !e.empty()) fast_path_overflow(e);
   const int k = inst.k, d = inst.d();
   std::vector<py::ssize_t> shape = {n, k, d};
   LabelledBatch batch;
   {
     py::gil_scoped_release release;
-    batch = SampleOracle(inst, seed).draw(0, n, threads);
+    batch = SampleOracle(inst, seed).draw(0, n, threads);  // oracle_problem checked above
   }
   py::array x;
   if (inst.inputs == InputKind::boolean) {
@@ -225,10 +231,12 @@ py::array_t<double> forward(const Instance& inst, const py::array& x, const std:
   if (path == "fast") {
     py::array_t<double> y(shape);
     double* out = y.mutable_data();
+    FastForwardStatus status;
     {
       py::gil_scoped_release release;
-      FastForward(inst.layer).run(batch, out, threads);
+      status = FastForward(inst.layer).run(batch, out, threads);
     }
+    if (!status.ok()) fast_path_overflow(status.message() + "; use path=\"reference\"");
     return y;
   }
   std::vector<double> y;
@@ -325,6 +333,7 @@ py::tuple learn_instance(const Instance& inst, uint64_t seed, const py::dict& kw
   LearnOptions o = learn_options(kw);
   o.m = inst.m();
   o.test_seed = seed;
+  if (auto e = oracle_problem(inst); !e.empty()) fast_path_overflow(e);
   const SampleOracle oracle(inst, seed);
   return run_learner(oracle, o, &inst, {{"source", "instance"}, {"seed", seed}});
 }

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds the release and sanitizer (ASan + UBSan)
-# configurations, and runs every unit and property test in both.
-# Property tests are deterministic; MHALEARN_PROPERTY_SCALE=20 runs them longer.
+# Installs dependencies, builds the release (GCC) and sanitizer (clang, ASan +
+# UBSan) configurations, runs every unit and property test in both, then the
+# installed C++ package's example, the Python module's pytest suite and a short
+# run of every fuzz harness. Each phase prints its wall time, so a CI log shows
+# where the time goes. Property tests are deterministic;
+# MHALEARN_PROPERTY_SCALE=20 runs them longer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+start=$SECONDS
+phase_start=$SECONDS
+phase() {  # phase NAME: closes the previous phase's timing and opens the next
+  echo "   ($((SECONDS - phase_start)) s; $((SECONDS - start)) s in all)"
+  phase_start=$SECONDS
+  echo "== $1"
+}
 
 ./scripts/install-deps.sh
 jobs=$(nproc)
@@ -12,20 +23,21 @@ jobs=$(nproc)
 # The sanitizer preset uses -g1 (line tables, no variable info): it compiles
 # ~30% faster than -g and ASan reports still carry file:line.
 for preset in release asan; do
-  echo "== build: $preset"
+  phase "build: $preset"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs" --target mhalearn unit_tests property_tests
 done
 
 status=0
 for preset in release asan; do
-  echo "== test: $preset"
+  phase "test: $preset"
   ctest --preset "$preset" -j "$jobs" || status=1
 done
-echo "== test: installed C++ package"
+phase "test: installed C++ package"
 ./scripts/test-package.sh || status=1
-echo "== test: Python module"
+phase "test: Python module"
 ./scripts/test-python.sh || status=1
-echo "== fuzz: every reader of user files, 10 s each (docs/fuzzing.md)"
+phase "fuzz: every reader of user files, 10 s each (docs/fuzzing.md)"
 ./scripts/fuzz.sh 10 || status=1
+phase "done: exit status $status"
 exit $status

@@ -16,7 +16,12 @@ int main() {
   }
   const mha::SampleOracle oracle(g.instance, /*seed=*/1);
   const mha::LabelledBatch batch = oracle.draw(0, 200, /*threads=*/2);
-  const std::vector<double> fast = mha::FastForward(g.instance.layer).run(batch.x, 2);
+  const mha::FastForwardResult fast_result = mha::FastForward(g.instance.layer).run(batch.x, 2);
+  if (!fast_result.status.ok()) {
+    std::fprintf(stderr, "app: error: %s\n", fast_result.status.message().c_str());
+    return 1;
+  }
+  const std::vector<double>& fast = fast_result.y;
   const std::vector<double> reference = mha::forward_mpfr_batch(g.instance.layer, batch.x, 200);
   double max_diff = 0, max_abs = 0;
   for (size_t i = 0; i < fast.size(); ++i) {

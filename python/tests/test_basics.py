@@ -121,3 +121,13 @@ def test_a_learner_run_that_cannot_finish_raises_learn_failed_with_its_report():
     assert "the dataset ran out in round 0 after 3000 samples" in one_line(excinfo)
     assert excinfo.value.report["ok"] is False
     assert isinstance(excinfo.value, RuntimeError)
+
+
+def test_fast_path_overflow_raises_instead_of_returning_nan():
+    """Inputs of 1e154 overflow the fast path's logits (CLI exit 3); the reference path answers."""
+    inst = mhalearn.generate(8, 2, 2, inputs="gaussian", seed=5)
+    X = np.full((3, 2, 8), 1e154)
+    with pytest.raises(OverflowError, match="overflows double on the fast path"):
+        mhalearn.forward(inst, X)
+    Y = mhalearn.forward(inst, X, path="reference", precision=200)
+    assert np.isfinite(Y).all()
