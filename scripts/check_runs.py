@@ -72,8 +72,9 @@ def check(name, scratch, tool):
     return None if a == b else f"{name}: {first_json_difference(a, b)}"
 
 
-def remake(name):
-    """Re-runs one run in place, as scripts/results.py's learn() does."""
+def remake(name, tool):
+    """Re-runs one run in place, as scripts/results.py's learn() does; the log
+    keeps the documented command even when --tool runs another binary."""
     argv = command_of(name)
     if argv is None:
         sys.exit(f"remake: {name} has a wall-clock budget or no report; scripts/results.sh re-makes it")
@@ -83,7 +84,7 @@ def remake(name):
         f.write("$ " + " ".join(argv) + "\n")
         f.flush()
         t0 = time.time()
-        status = subprocess.run(argv, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT).returncode
+        status = subprocess.run([tool or argv[0]] + argv[1:], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT).returncode
         wall = time.time() - t0
     r = json.load(open(report))
     r["_exit"], r["_wall"] = status, wall
@@ -97,7 +98,7 @@ def main(args):
         tool, args = os.path.abspath(args[1]), args[2:]
     if args[:1] == ["--remake"]:
         for name in args[1:]:
-            remake(name)
+            remake(name, tool)
         return 0
     if args == ["all"]:
         names = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(RUNS, "*.log")))
