@@ -41,4 +41,27 @@ void property(const std::string& description, int cases, Testable&& testable) {
   }
 }
 
+// Test of the tester: runs the property against a deliberately wrong
+// implementation and passes only when the property finds a counterexample
+// within `cases` cases (the shrunk counterexample is printed, as a reminder
+// of what the property catches). A property that cannot reject a wrong
+// implementation is vacuous.
+template <class Testable>
+void property_rejects(const std::string& description, int cases, Testable&& testable) {
+  using namespace rc::detail;
+  const TestParams params = property_params(description, cases);
+  TestMetadata metadata;
+  metadata.id = description;
+  metadata.description = description;
+  const TestResult result = checkProperty(toProperty(std::forward<Testable>(testable)), metadata, params);
+  std::ostringstream msg;
+  msg << "test of the tester: " << description << "\n  seed=" << params.seed << " cases=" << params.maxSuccess << "\n";
+  printResultMessage(result, msg);
+  if (result.template is<SuccessResult>()) {
+    FAIL(msg.str() + "  the property accepted a deliberately wrong implementation in every case");
+  } else {
+    SUCCEED(msg.str());
+  }
+}
+
 }  // namespace mha::test
