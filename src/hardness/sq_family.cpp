@@ -3,6 +3,8 @@
 // in this translation unit (compile time). Proofs: proofs/sq_family.md.
 #include "hardness/sq_family.hpp"
 
+#include "numeric/tolerance.hpp"
+
 #include "data/enumerate.hpp"
 #include "data/inputs.hpp"
 #include "model/forward_error.hpp"
@@ -424,8 +426,7 @@ double sq_parameter_error_bound(int m, const std::vector<double>& d_theta, const
                                 const std::vector<double>& d_w) {
   double e = 0;
   for (size_t i = 0; i < d_theta.size(); ++i) e += std::expm1(2.0 * m * d_theta[i]) * w_abs[i] + d_w[i];
-  // Relative error of this double evaluation is O((m + 1)·2^{-53}) ≪ 2^{-40}.
-  return e * (1.0 + 0x1p-40);
+  return e * tolerance::kSqBoundEvaluationFactor;
 }
 
 namespace {
@@ -562,7 +563,7 @@ InputBatch enumeration_batch(uint64_t first, int64_t count, int d) {
 // The rigorous total: both parts are upper bounds computed in double; the
 // sum's own rounding is covered by the factor.
 MatD total_bound(const MatD& forward, double parameter) {
-  return (forward.array() + parameter).matrix() * (1.0 + 0x1p-40);
+  return (forward.array() + parameter).matrix() * tolerance::kSqBoundEvaluationFactor;
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
 #include "model/forward_error.hpp"
 
+#include "numeric/tolerance.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace mha {
 
 namespace {
-// γ_n = n u / (1 − n u): the relative bound for a sum or dot product of n terms.
-double gamma_n(int n, double u) { return n * u / (1.0 - n * u); }
+double gamma_n(int n, double u) { return tolerance::gamma(n, u); }
 }  // namespace
 
 MatD forward_error_bound(const Layer& layer, const MatD& x, double u) {
@@ -43,7 +44,7 @@ MatD forward_error_bound(const Layer& layer, const MatD& x, double u) {
     }
   }
   // The bound is itself computed in double: allow for its own relative error.
-  return bound * (1.0 + 1e-9);
+  return bound * tolerance::kForwardBoundEvaluationFactor;
 }
 
 }  // namespace mha

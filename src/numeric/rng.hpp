@@ -22,6 +22,7 @@ enum class Stream : uint64_t {
   test_inputs = 3,     // held-out inputs for evaluation
   conditions = 4,      // Monte Carlo inside the condition report
   student_init = 5,    // starting points of gradient-trained students (baseline/adam.hpp)
+  verify = 6,          // the perturbed layers `mhalearn verify` evaluates (verify/verify.hpp)
 };
 
 using Philox = r123::Philox4x64_R<10>;

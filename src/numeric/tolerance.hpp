@@ -27,6 +27,20 @@ double gamma(long long n, double u = kDoubleUnitRoundoff);
 // multiplying by this factor makes the computed bound a true bound (Higham Lemma 3.3).
 double bound_evaluation_factor(long long operations);
 
+// Coarser evaluation factors kept where a bound's printed value is part of a
+// committed output (changing it would change those bytes). Each is ≥ the
+// bound_evaluation_factor of its evaluation over the whole supported range:
+//
+// forward_error_bound (model/forward_error.cpp): at most m(3d + 2k + 24) roundings
+// of nonnegative terms per entry (products and sums of d and k terms, expm1 and
+// the softmax chain counted as two each); for d, k ≤ 1024 and m ≤ 64 that is
+// ≤ 3.3·10⁵ roundings, γ ≤ 3.7·10⁻¹¹ < 10⁻⁹.
+constexpr double kForwardBoundEvaluationFactor = 1.0 + 1e-9;
+// The SQ family's parameter and total bounds (hardness/sq_family.cpp): at most
+// m + 8 roundings per term (expm1 counted as two) plus the m-term sum, for
+// m ≤ 63: (2m + 8)u < 1.5·10⁻¹⁴ < 2⁻⁴⁰.
+constexpr double kSqBoundEvaluationFactor = 1.0 + 0x1p-40;
+
 // ---- Stage 6: least squares for W (proofs/w_least_squares.md, "Fast against reference")
 //
 // Householder QR (with or without column pivoting) of an N × n design D in double
@@ -59,9 +73,10 @@ double normal_equations_relative_bound(double kappa, long long rows, long long c
 // +inf when E ≥ s.
 double certification_solution_bound(double b_frobenius, double sigma_min_b, double y_norm, double v_norm, int k, int d);
 
-// The residual ρ = ‖y − vᵀB‖ evaluated in double at v̂ differs from the exact
-// residual at v* by at most ‖B‖₂ ‖v̂ − v*‖ + γ_{k+1} (‖y‖ + ‖v̂‖ ‖B‖_F) + γ_d ρ-size terms;
-// this returns ‖B‖_F ‖Δv‖ + γ_{k+1}(‖y‖ + (‖v*‖ + ‖Δv‖)‖B‖_F) + γ_d (ρ* + ‖B‖_F‖Δv‖).
+// The residual ρ̂ = ‖y − v̂ᵀB‖ evaluated in double differs from the exact residual
+// ρ* at v* by at most  t = ‖B‖_F Δv  (moving v̂ to v*)  +  e = γ_{k+1}(‖y‖ + (‖v*‖ + Δv)‖B‖_F)
+// (each entry of y − v̂ᵀB is a k-term dot product and a subtraction)  +  γ_{d+1}(ρ* + t + e)
+// (the norm of d entries), with Δv any bound on ‖v̂ − v*‖.
 double certification_residual_bound(double b_frobenius, double y_norm, double v_norm, double residual, double v_error,
                                     int k, int d);
 

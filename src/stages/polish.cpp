@@ -15,6 +15,15 @@
 
 namespace mha {
 
+// Levenberg–Marquardt's parameters (algorithm choices, not comparison
+// tolerances): the damping λ starts at kInitialDamping, is divided by 5 after an
+// accepted step down to kMinimumDamping, and scales the Gauss–Newton matrix's
+// diagonal floored at kDiagonalFloor of its largest entry (so that a parameter
+// the data do not see still gets damped).
+constexpr double kInitialDamping = 1e-3;
+constexpr double kMinimumDamping = 1e-12;
+constexpr double kDiagonalFloor = 1e-12;
+
 namespace {
 
 // Each (sample, row) tells a head's Θ only k−1 logit differences, so Θ_i (d² unknowns)
@@ -117,7 +126,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     return result;
   }
   rep.train_error.push_back(state.cost);
-  double lambda = 1e-3;
+  double lambda = kInitialDamping;
   Progress progress("polish", o.max_iterations);
   rep.stop_reason = "iteration limit";
   while (rep.iterations < o.max_iterations) {
@@ -147,7 +156,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     normal.selfadjointView<Eigen::Lower>().rankUpdate(jac.transpose());
     normal = normal.selfadjointView<Eigen::Lower>();
     const Eigen::VectorXd gradient = jac.transpose() * r;
-    const Eigen::VectorXd diag = normal.diagonal().cwiseMax(1e-12 * normal.diagonal().maxCoeff());
+    const Eigen::VectorXd diag = normal.diagonal().cwiseMax(kDiagonalFloor * normal.diagonal().maxCoeff());
     bool accepted = false, at_floor = false;
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       Eigen::MatrixXd damped = normal;
@@ -160,7 +169,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
         // Near zero, a step that does not halve the error is rounding noise.
         at_floor = next.cost < o.floor && next.cost > 0.5 * state.cost;
         state = std::move(next);
-        lambda = std::max(lambda / 5, 1e-12);
+        lambda = std::max(lambda / 5, kMinimumDamping);
         accepted = true;
       } else {
         lambda *= 8;

@@ -12,6 +12,12 @@
 
 namespace mha {
 
+// Thresholds of the report's messages only (they change no result): the hull
+// point counts as 0 below kHullPointAtOrigin·R, and the reference's optimiser
+// differences as nearly dependent below σ_min/σ_max = kDependentDifferences.
+constexpr double kHullPointAtOrigin = 1e-6;
+constexpr double kDependentDifferences = 1e-3;
+
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -87,7 +93,7 @@ SpanResult find_span(const ConvexBody& body, const ConvexBody::Centre& centre, i
   r.span_basis.resize(m - 1 + (x0_norm > 0 ? 1 : 0), n);
   if (x0_norm > 0) r.span_basis.row(0) = (x0_across / x0_norm).transpose();
   r.span_basis.bottomRows(m - 1) = centre.free_basis;
-  if (!(x0_norm > 1e-6 * body.radius()))
+  if (!(x0_norm > kHullPointAtOrigin * body.radius()))
     msg << "the hull point is " << (x0_norm > 0 ? "nearly " : "") << "0 (‖x0‖ = " << x0_norm
         << "): 0 ∈ H, its direction does not add to the span; ";
   if (r.dimension_fast != m - 1)
@@ -145,7 +151,7 @@ SpanResult find_span(const ConvexBody& body, const ConvexBody::Centre& centre, i
   for (size_t i = 0; i < differences.size(); ++i) difference_columns.col(static_cast<Eigen::Index>(i)) = differences[i];
   double condition = 1;
   r.reference_directions = orthonormal_rows(difference_columns, condition);
-  if (condition < 1e-3)
+  if (condition < kDependentDifferences)
     msg << "the optimiser differences are nearly dependent (σ_min/σ_max = " << condition << "); ";
   r.subspace_angle = largest_principal_angle(r.hull_directions, r.reference_directions);
 

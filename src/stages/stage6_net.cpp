@@ -13,6 +13,12 @@
 
 namespace mha {
 
+// An algorithm parameter, not a comparison tolerance: a refinement move must
+// beat the current validation error by more than its round-off (normal
+// equations: ~1e-12 relative); smaller "gains" are noise and would keep the
+// search walking along a flat valley at the same step indefinitely.
+constexpr double kNetMinimumRelativeGain = 1e-12;
+
 double relative_error(const Layer& layer, const LabelledBatch& batch, int threads) {
   const FastForwardResult fast = FastForward(layer).run(batch.x, threads);
   // A layer the fast path cannot evaluate (e.g. diverged to huge weights) has
@@ -232,10 +238,7 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
     }
     rep.tuples_refine += combos;
     const size_t c_best = argmin(errs);
-    // A move must beat the current error by more than the validation error's
-    // round-off (normal equations: ~1e-12 relative); smaller "gains" are noise and
-    // would keep the search walking along a flat valley at the same h indefinitely.
-    if (errs[c_best] < current_error * (1 - 1e-12)) {
+    if (errs[c_best] < current_error * (1 - kNetMinimumRelativeGain)) {
       current_error = errs[c_best];
       int64_t rest = static_cast<int64_t>(c_best);
       for (int i = 0; i < m; ++i, rest /= moves_per_head) {
