@@ -18,9 +18,10 @@ set(MHALEARN_PUBLIC_HEADERS
   learn/evaluate.hpp learn/learner.hpp
   model/conditions.hpp model/forward_fast.hpp model/forward_reference.hpp model/import_attention.hpp
   model/instance_gen.hpp model/layer.hpp
-  numeric/rng.hpp numeric/scalar.hpp
+  numeric/rng.hpp numeric/scalar.hpp numeric/tolerance.hpp
   stages/certify.hpp stages/polish.hpp stages/stage1_wsum.hpp stages/stage2_sculpt.hpp
-  stages/stage3_margin.hpp stages/stage4_resculpt.hpp stages/stage5_span.hpp stages/stage6_net.hpp)
+  stages/stage3_margin.hpp stages/stage4_resculpt.hpp stages/stage5_span.hpp stages/stage6_net.hpp
+  verify/comparison.hpp verify/verify.hpp)
 foreach(header IN LISTS MHALEARN_PUBLIC_HEADERS)
   get_filename_component(dir ${header} DIRECTORY)
   install(FILES ${CMAKE_SOURCE_DIR}/src/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mhalearn/${dir})

@@ -346,6 +346,28 @@ py::tuple learn_data(const py::array& x, const py::array& y, int m, const py::di
   return run_learner(*data.source, o, nullptr, {{"source", "arrays"}, {"n", data.source->available()}});
 }
 
+py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads) {
+  std::vector<std::string> stages;
+  for (const auto& s : requested) {
+    if (s == "all") stages.insert(stages.end(), verify_stage_names().begin(), verify_stage_names().end());
+    else if (std::find(verify_stage_names().begin(), verify_stage_names().end(), s) == verify_stage_names().end())
+      bad_input("verify: unknown stage '" + s + "' (forward, 1, 2, 3, 4, 5, 6, polish or all)");
+    else stages.push_back(s);
+  }
+  if (auto e = oracle_problem(inst); !e.empty()) bad_input("verify: " + e);
+  VerifyOptions o;
+  o.seed = seed;
+  o.threads = threads;
+  std::vector<Comparison> rows;
+  {
+    py::gil_scoped_release release;
+    rows = verify_instance(inst, stages, o);
+  }
+  py::list out;
+  for (const auto& c : rows) out.append(to_python(to_json(c)));
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, mod) {
@@ -388,6 +410,10 @@ PYBIND11_MODULE(_core, mod) {
   mod.def("forward", &forward, py::arg("instance"), py::arg("x"), py::kw_only(), py::arg("path") = "fast",
           py::arg("precision") = kDefaultPrecisionBits, py::arg("threads") = default_threads(),
           "F(X) for X of shape (N, k, d) or (k, d): fast (double) or reference (MPFR, `precision` bits)");
+  mod.def("verify", &verify_py, py::arg("instance"), py::arg("stages") = std::vector<std::string>{"all"}, py::kw_only(),
+          py::arg("seed") = 1, py::arg("threads") = 1,
+          "Each stage's fast path against its reference path on the same inputs (as `mhalearn verify --json`): "
+          "a list of rows with max_difference, bound, slack, precision and verdict");
   mod.def("learn_instance", &learn_instance, py::arg("instance"), py::arg("seed"), py::arg("options"));
   mod.def("learn_data", &learn_data, py::arg("x"), py::arg("y"), py::arg("m"), py::arg("options"));
 }

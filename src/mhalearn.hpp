@@ -36,3 +36,4 @@
 #include "stages/stage4_resculpt.hpp"
 #include "stages/stage5_span.hpp"
 #include "stages/stage6_net.hpp"
+#include "verify/verify.hpp"

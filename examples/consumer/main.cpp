@@ -1,5 +1,7 @@
 // Uses the installed library: generate an instance, draw samples, run the fast
-// and the reference (MPFR) forward pass and print their largest difference.
+// and the reference (MPFR) forward pass and print their largest difference,
+// then verify two stages (forward pass, stage 6's least squares) fast against
+// reference within their derived bounds, as `mhalearn verify` does.
 #include <mhalearn/mhalearn.hpp>
 
 #include <algorithm>
@@ -31,5 +33,13 @@ int main() {
   std::printf("mhalearn %s (%s): d=%d k=%d m=%d, %lld samples\n", mha::kVersion, mha::kGitCommit, g.instance.d(),
               g.instance.k, g.instance.m(), (long long)batch.x.count);
   std::printf("max |fast - reference| = %.3e (max |F| = %.3f)\n", max_diff, max_abs);
-  return max_diff < 1e-12 * std::max(1.0, max_abs) ? 0 : 1;
+  mha::VerifyOptions verify_options;
+  verify_options.forward_samples = 64;
+  bool agree = true;
+  for (const mha::Comparison& c : mha::verify_instance(g.instance, {"forward", "6"}, verify_options)) {
+    std::printf("verify %s: %s (slack %.2e at %s)\n", c.stage.c_str(), mha::verdict(c), c.slack,
+                mha::precision_name(c.precision).c_str());
+    agree = agree && c.compared > 0 && c.agree;
+  }
+  return agree ? 0 : 1;
 }

@@ -12,11 +12,11 @@ Long computations release the GIL; progress goes to stderr as in the CLI.
 """
 
 from ._core import (Instance, __version__, arithmetic, check, forward, generate, git_commit,
-                    import_attention, read_instance, sample, write_instance)
+                    import_attention, read_instance, sample, verify, write_instance)
 from . import _core
 
 __all__ = ["Instance", "LearnFailed", "check", "forward", "from_torch", "generate", "import_attention",
-           "learn", "read_instance", "sample", "write_instance", "__version__"]
+           "learn", "read_instance", "sample", "verify", "write_instance", "__version__"]
 
 
 class LearnFailed(RuntimeError):

@@ -133,3 +133,14 @@ def test_fast_path_overflow_raises_instead_of_returning_nan():
         mhalearn.forward(inst, X)
     Y = mhalearn.forward(inst, X, path="reference", precision=200)
     assert np.isfinite(Y).all()
+
+
+def test_verify_compares_fast_and_reference_paths(inst):
+    rows = mhalearn.verify(inst, ["forward", "6"])
+    assert [r["stage"] for r in rows] == ["forward", "6"]
+    for r in rows:
+        assert r["verdict"] == "agree" and r["compared"] > 0
+        assert 0 <= r["max_difference"] <= r["bound"] and r["slack"] <= 1
+    assert rows[0]["precision"] == "MPFR 128"
+    with pytest.raises(ValueError, match="unknown stage 'seven'"):
+        mhalearn.verify(inst, ["seven"])

@@ -125,7 +125,7 @@ Runner add_demo(CLI::App& app) {
                   bits, (long long)a->checked, max_diff, max_bound, max_ratio, (long long)violations);
       report["cross_check"] = {{"samples", a->checked}, {"precision_bits", bits}, {"max_abs_diff", max_diff},
                                {"max_bound", max_bound}, {"max_ratio", max_ratio}, {"violations", violations}};
-      if (violations > 0) return fail("demo", kExitFailedRun, "fast and reference forward passes disagree beyond the derived bound");
+      if (violations > 0) return fail("demo", kExitDisagreement, "fast and reference forward passes disagree beyond the derived bound");
     }
 
     // 5. The learner, end to end.
@@ -153,7 +153,9 @@ Runner add_demo(CLI::App& app) {
     const std::string report_path = a->out + "/report.json";
     if (auto e = write_json_atomically(report_path, report); !e.empty()) return fail("demo", kExitFailedRun, e);
     std::printf("[report] wrote %s\n", report_path.c_str());
-    return learned.report.ok ? kExitOk : fail("demo", kExitFailedRun, learned.report.message);
+    if (!learned.report.ok) return fail("demo", kExitFailedRun, learned.report.message);
+    if (auto e = reference_disagreement(learned.report); !e.empty()) return fail("demo", kExitDisagreement, e);
+    return kExitOk;
   };
 }
 

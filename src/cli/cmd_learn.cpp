@@ -181,6 +181,7 @@ Runner add_learn(CLI::App& app) {
       learned.provenance_json = make_provenance("learn", options).dump();
       if (auto e = write_instance(a->out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
     }
+    if (auto e = reference_disagreement(r.report); !e.empty()) return fail("learn", kExitDisagreement, e);
     return kExitOk;
   };
 }

@@ -23,6 +23,7 @@ Runner add_stage1(CLI::App& app);
 Runner add_sculpt(CLI::App& app);
 Runner add_study_wsum(CLI::App& app);
 Runner add_learn(CLI::App& app);
+Runner add_verify(CLI::App& app);
 
 // The learner's budget and switch options, shared by learn and demo.
 void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference);

@@ -15,6 +15,9 @@ constexpr int kExitBadInput = 2;   // bad usage or bad input
 // The fast (double) path cannot answer this input: its logits or outputs would
 // overflow double. The reference path (forward --path reference) can.
 constexpr int kExitFastPathOverflow = 3;
+// A fast path disagrees with its reference path beyond the derived bound, after
+// the reference was escalated to its most precise arithmetic (verify, learn, demo).
+constexpr int kExitDisagreement = 4;
 
 inline int fail(const std::string& command, int code, const std::string& message) {
   std::fprintf(stderr, "mhalearn %s: error: %s\n", command.c_str(), message.c_str());

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   runners["sculpt"] = add_sculpt(app);
   runners["study-wsum"] = add_study_wsum(app);
   runners["learn"] = add_learn(app);
+  runners["verify"] = add_verify(app);
   runners["demo"] = add_demo(app);
   runners["hard"] = add_hard(app);
   try {

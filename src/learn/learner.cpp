@@ -393,4 +393,11 @@ std::string format_table(const LearnReport& r) {
   return out.str();
 }
 
+std::string reference_disagreement(const LearnReport& report) {
+  for (const auto& s : report.stages)
+    if (s.details.is_object() && s.details.contains("agree") && s.details["agree"] == false)
+      return "stage " + s.stage + "'s reference path disagrees with its fast path: " + s.summary;
+  return "";
+}
+
 }  // namespace mha

@@ -91,4 +91,9 @@ LearnResult learn_layer(const SampleSource& source, const LearnOptions& options,
 nlohmann::json to_json(const LearnReport& report);
 std::string format_table(const LearnReport& report);
 
+// "" when every reference path the learner ran agreed with its fast path, else
+// one line naming the stage that disagreed (learn and demo then exit with
+// kExitDisagreement, after writing the report and the learned layer).
+std::string reference_disagreement(const LearnReport& report);
+
 }  // namespace mha

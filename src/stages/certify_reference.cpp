@@ -3,9 +3,12 @@
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
+#include "numeric/tolerance.hpp"
 
 #include <Eigen/QR>
 #include <Eigen/SVD>
+
+#include <cmath>
 
 namespace mha {
 
@@ -87,16 +90,90 @@ LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const Mat
   return q;
 }
 
-double fast_solution_error_bound(const Layer& layer, const MatD& x, const MatD& w_hat, int row,
-                                 const RowVec<double>& v_fast, unsigned bits) {
+namespace {
+// The decision chain of certify_row_fast on reference values, with a band per
+// comparison: `within` says a value is too close to its threshold to decide.
+struct Chain {
+  RowVerdict verdict = RowVerdict::certified;
+  std::string undecided_at;
+  bool decide(const char* name, double value, double threshold, double band, bool passes) {
+    if (std::abs(value - threshold) <= band) {
+      undecided_at = name;
+      return false;
+    }
+    return passes;
+  }
+};
+}  // namespace
+
+CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const MatD& b_matrix, int row,
+                                             const CertifyOptions& o, const RowCertificate& fast, unsigned bits) {
+  namespace tol = mha::tolerance;
+  CertificationCheck check;
+  check.fast = fast.verdict;
+  if (!tokens_distinct(x)) {  // an exact comparison of the inputs: no arithmetic to check
+    check.reference = RowVerdict::duplicate_tokens;
+    return check;
+  }
   ScopedPrecision precision(bits);
-  const MatM xm = cast_matrix<Mpfr>(x);
-  const MatM y = forward_reference<Mpfr>(convert_layer<Mpfr>(layer), xm);
-  const MatM b = xm * cast_matrix<Mpfr>(w_hat);
-  const RowVec<Mpfr> v = cast_matrix<Mpfr>(MatD(v_fast));
-  const RowVec<Mpfr> grad = (v * b - y.row(row)) * b.transpose();
-  const Mpfr sigma = smallest_singular_value(b);
-  return Mpfr(grad.norm() / (sigma * sigma)).convert_to<double>();
+  const int k = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
+  const MatM b = cast_matrix<Mpfr>(b_matrix);
+  const RowVec<Mpfr> ya = cast_matrix<Mpfr>(MatD(y.row(row)));
+  const double b_frobenius = b.norm().convert_to<double>();
+  const double sigma = smallest_singular_value(b).convert_to<double>();
+  // Fast says rank deficient when its smallest LDLᵀ pivot is ≤ t = max diag(G)·k·2⁻⁵².
+  // Its pivots are ≥ λ_min(Ĝ) ≥ σ_min(B)² − E, so above t + E the fast path must
+  // not say rank deficient; below, its pivots are not determined by σ_min alone.
+  const double gram_error = (tol::gamma(d) + tol::gamma(3LL * k + 1)) * b_frobenius * b_frobenius;
+  const double max_diag = b.rowwise().squaredNorm().maxCoeff().convert_to<double>();
+  const double rank_threshold = max_diag * k * 0x1p-52;
+  if (!(sigma * sigma > rank_threshold + 2 * gram_error)) {
+    check.reference = RowVerdict::rank_deficient;
+    check.undecided = fast.verdict != RowVerdict::rank_deficient;
+    if (check.undecided) check.undecided_at = "rank (σ_min(B)² within the Gram matrix's rounding of the pivot threshold)";
+    return check;
+  }
+  // v* by Householder QR of Bᵀ (no squaring of the condition number).
+  const Eigen::Matrix<Mpfr, Eigen::Dynamic, Eigen::Dynamic> bt = b.transpose();
+  const Eigen::Matrix<Mpfr, Eigen::Dynamic, 1> yt = ya.transpose();
+  const RowVec<Mpfr> v = Eigen::HouseholderQR<Eigen::Matrix<Mpfr, Eigen::Dynamic, Eigen::Dynamic>>(bt).solve(yt).transpose();
+  const double y_norm = ya.norm().convert_to<double>();
+  const double v_norm = v.norm().convert_to<double>();
+  const double residual = (ya - v * b).norm().convert_to<double>();
+  // The reference's own error (QR at `bits`, relative to the sizes involved) is
+  // added to every band: γ_{4kd}(2^−bits) of the terms' magnitudes.
+  const double ref_error = tol::reference_relative_error(bits, 4LL * k * d) * (v_norm + y_norm + residual + 1.0);
+  const double dv = tol::certification_solution_bound(b_frobenius, sigma, y_norm, v_norm, k, d) + ref_error;
+  const double drho = tol::certification_residual_bound(b_frobenius, y_norm, v_norm, residual, dv, k, d) + ref_error;
+  check.v_bound = dv;
+  if (fast.verdict != RowVerdict::rank_deficient && fast.verdict != RowVerdict::duplicate_tokens && fast.v.size() == k)
+    check.v_difference = (cast_matrix<Mpfr>(MatD(fast.v)) - v).norm().convert_to<double>();
+
+  const double u = tol::kDoubleUnitRoundoff;
+  const RowVec<double> vd = to_double_matrix<Mpfr>(v);
+  const double x_norm = cast_matrix<Mpfr>(x).norm().convert_to<double>();
+  const double delta = (residual + o.w_error * (vd * x).norm()) / o.sigma_min;
+  const double ddelta = (drho + o.w_error * x_norm * dv) / o.sigma_min * tol::bound_evaluation_factor(4) +
+                        tol::gamma(4) * delta;
+  const double relative = residual / y_norm;
+  const double drelative = drho / y_norm * tol::bound_evaluation_factor(2) + 2 * u * relative;
+  const double sum = vd.sum(), vmin = vd.minCoeff();
+  const double dsum = std::sqrt(double(k)) * dv + tol::gamma(k) * vd.cwiseAbs().sum() + u;
+
+  Chain chain;
+  if (!chain.decide("relative residual vs τ", relative, o.tau, drelative, relative <= o.tau)) {
+    chain.verdict = RowVerdict::residual_too_large;
+  } else if (!chain.decide("min v vs v_min", vmin, o.v_min, dv, vmin >= o.v_min)) {
+    chain.verdict = RowVerdict::below_v_min;
+  } else if (!chain.decide("min v vs δ", vmin - delta, 0.0, dv + ddelta, vmin > delta) ||
+             !chain.decide("|Σv − 1| vs √k δ", std::abs(sum - 1.0) - std::sqrt(double(k)) * delta, 0.0,
+                           dsum + std::sqrt(double(k)) * ddelta, std::abs(sum - 1.0) <= std::sqrt(double(k)) * delta)) {
+    chain.verdict = RowVerdict::too_uncertain;
+  }
+  check.reference = chain.verdict;
+  check.undecided = !chain.undecided_at.empty();
+  check.undecided_at = chain.undecided_at;
+  return check;
 }
 
 }  // namespace mha

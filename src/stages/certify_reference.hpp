@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/layer.hpp"
+#include "stages/certify.hpp"
 
 namespace mha {
 
@@ -31,9 +32,26 @@ struct LemmaQuantities {
 
 LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const MatD& w_hat, int row, unsigned bits);
 
-// A posteriori bound on a fast solution: since (B Bᵀ) v* = B y_aᵀ,
-// ‖v − v*‖ ≤ ‖B (Bᵀ v − y_aᵀ)‖ / σ_min(B)², evaluated in MPFR with B = XŴ, y = F(X).
-double fast_solution_error_bound(const Layer& layer, const MatD& x, const MatD& w_hat, int row,
-                                 const RowVec<double>& v_fast, unsigned bits);
+// Fast against reference on the same inputs (proofs/certification.md, "Fast
+// against reference"): the row's least squares v* = argmin ‖y_a − vᵀB‖ for the
+// same double B and y, solved by Householder QR in MPFR at `bits`, then the
+// fast path's decision chain (rank, residual ≤ τ‖y‖, v ≥ v_min, v > δ, |Σv − 1| ≤ √k δ)
+// taken with the reference values. Each threshold comparison has a derived band
+// (tolerance::certification_solution_bound, certification_residual_bound): a
+// reference value within its band of a threshold makes the row *undecided*
+// (reported, never counted as agreement).
+struct CertificationCheck {
+  RowVerdict fast = RowVerdict::rank_deficient;
+  RowVerdict reference = RowVerdict::rank_deficient;
+  bool undecided = false;
+  std::string undecided_at;  // which comparison was within its band
+  double v_difference = 0;   // ‖v̂ − v*‖ (0 when a path has no v)
+  double v_bound = 0;        // its derived bound
+  bool agree() const { return (undecided || fast == reference) && v_difference <= v_bound; }
+};
+
+CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const MatD& b_matrix, int row,
+                                             const CertifyOptions& options, const RowCertificate& fast,
+                                             unsigned bits);
 
 }  // namespace mha

@@ -4,18 +4,20 @@
 #include "model/forward_error.hpp"
 #include "model/reference.hpp"
 #include "numeric/precision.hpp"
+#include "numeric/tolerance.hpp"
 #include "stages/stage1_wsum.hpp"
 
 #include <chrono>
 
 namespace mha {
 
-Stage1SameSampleCheck stage1_same_sample_check(const Instance& instance, uint64_t seed, int64_t n, unsigned bits) {
+Stage1SameSampleCheck stage1_same_sample_check(const Instance& instance, uint64_t seed, int64_t n, unsigned bits,
+                                               const Stage1Fast& fast_path) {
   Stage1SameSampleCheck out;
   const int k = instance.k, d = instance.d();
   const SampleOracle oracle(instance, seed);
   auto t0 = std::chrono::steady_clock::now();
-  const Stage1Result fast = stage1_estimate_wsum(oracle, {n, 1});
+  const Stage1Result fast = fast_path(oracle, {n, 1});
   out.seconds_fast = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.fast = fast.w_hat;
   out.samples = fast.samples;
@@ -39,10 +41,15 @@ Stage1SameSampleCheck stage1_same_sample_check(const Instance& instance, uint64_
   }
   out.reference = to_double_matrix<Mpfr>(Mat<Mpfr>(sum / Mpfr(static_cast<double>(n))));
   out.seconds_reference = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double u = 0x1p-53, g = (n + k + 2) * u / (1 - (n + k + 2) * u);
+  // Each sample's statistic meets at most N + 2k roundings on its way into Ŵ:
+  // k − 1 in each token sum, the product, the division by k, at most N − 1
+  // additions of the blocked sum and the division by N (proofs/stage1_identities.md).
+  const double g = tolerance::gamma(n + 2LL * k);
   // magnitude uses MPFR labels; the fast labels differ by at most `propagated`.
-  out.bound = (propagated + g * (magnitude + propagated)) / double(n) + out.reference.cwiseAbs() * u;
-  out.bound *= 1 + 1e-9;  // the bound's own evaluation in double
+  out.bound = (propagated + g * (magnitude + propagated)) / double(n) +
+              out.reference.cwiseAbs() * tolerance::kDoubleUnitRoundoff;
+  // The bound's own evaluation: N-term sums of nonnegative terms and a few operations.
+  out.bound *= tolerance::bound_evaluation_factor(n + 2LL * k + 8);
   const MatD diff = (out.fast - out.reference).cwiseAbs();
   out.max_abs_diff = diff.maxCoeff();
   out.max_ratio = diff.cwiseQuotient(out.bound).maxCoeff();

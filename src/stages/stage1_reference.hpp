@@ -3,13 +3,15 @@
 // otherwise a high-precision Monte Carlo mean: the stage-1 statistic of the
 // oracle's first N samples with labels computed in MPFR. On the same samples
 // the fast path must agree within a derived bound (proofs/stage1_identities.md):
-//   |Ŵ_fast − Ŵ_ref|_{rc} ≤ (1/N) Σ_n [ (1/k)|Σ_t x_{t,r}| Σ_t B(X_n)_{t,c} + γ_{N+k+2} |s_n,rc| ] + u|Ŵ_ref,rc|,
+//   |Ŵ_fast − Ŵ_ref|_{rc} ≤ (1/N) Σ_n [ (1/k)|Σ_t x_{t,r}| Σ_t B(X_n)_{t,c} + γ_{N+2k} |s_n,rc| ] + u|Ŵ_ref,rc|,
 // with B(X) = forward_error_bound(X) and s_n the sample's statistic.
 #pragma once
 
 #include "model/layer.hpp"
+#include "stages/stage1_wsum.hpp"
 
 #include <cstdint>
+#include <functional>
 
 namespace mha {
 
@@ -23,6 +25,9 @@ struct Stage1SameSampleCheck {
   double seconds_fast = 0, seconds_reference = 0;
 };
 
-Stage1SameSampleCheck stage1_same_sample_check(const Instance& instance, uint64_t seed, int64_t samples, unsigned bits);
+// `fast` is the fast path checked (stage1_estimate_wsum; tests pass a wrong copy).
+using Stage1Fast = std::function<Stage1Result(const SampleSource&, const Stage1Options&)>;
+Stage1SameSampleCheck stage1_same_sample_check(const Instance& instance, uint64_t seed, int64_t samples, unsigned bits,
+                                               const Stage1Fast& fast = stage1_estimate_wsum);
 
 }  // namespace mha

@@ -28,10 +28,14 @@ struct Event {
   bool true_not_large = false, true_not_argmax = false;
 };
 
-MatD least_squares(const std::vector<Event>& events, const std::vector<char>& keep, int d) {
+// Fits W on the kept events and records them as the fit's inputs.
+void least_squares(const std::vector<Event>& events, const std::vector<char>& keep, int d, MarginResult& result) {
   int64_t n = 0;
   for (char k : keep) n += k;
-  MatD r(n, d), t(n, d);
+  MatD& r = result.fit_tokens;
+  MatD& t = result.fit_labels;
+  r.resize(n, d);
+  t.resize(n, d);
   int64_t row = 0;
   for (size_t e = 0; e < events.size(); ++e)
     if (keep[e]) {
@@ -39,7 +43,7 @@ MatD least_squares(const std::vector<Event>& events, const std::vector<char>& ke
       t.row(row) = events[e].label;
       ++row;
     }
-  return Eigen::ColPivHouseholderQR<MatD>(r).solve(t);
+  result.w_sum = Eigen::ColPivHouseholderQR<MatD>(r).solve(t);
 }
 }  // namespace
 
@@ -117,7 +121,7 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
   }
   if (rep.event_rank == d) {
     std::vector<char> keep(events.size(), 1);
-    result.w_sum = least_squares(events, keep, d);
+    least_squares(events, keep, d, result);
     // Robust refit: events where some head was not large-margin have large residuals.
     std::vector<double> residual(events.size());
     for (size_t e = 0; e < events.size(); ++e) residual[e] = (events[e].token * result.w_sum - events[e].label).norm();
@@ -127,7 +131,7 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
     for (size_t e = 0; e < events.size(); ++e) keep[e] = residual[e] <= o.trim * median;
     int64_t kept = 0;
     for (char c : keep) kept += c;
-    if (kept >= d && kept < rep.events) result.w_sum = least_squares(events, keep, d);
+    if (kept >= d && kept < rep.events) least_squares(events, keep, d, result);
     rep.events_kept = kept;
     MatD tokens_kept(kept, d);
     double residual2 = 0;

@@ -52,6 +52,9 @@ struct MarginReport {
 
 struct MarginResult {
   MatD w_sum;
+  // The final fit's events, one per row: w_sum solves min ‖fit_tokens·W − fit_labels‖_F
+  // (kept for the reference path: verify/verify.hpp stage 3).
+  MatD fit_tokens, fit_labels;
   MarginReport report;
 };
 

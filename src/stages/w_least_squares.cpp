@@ -1,6 +1,14 @@
 #include "stages/w_least_squares.hpp"
 
 #include "numeric/multiprecision.hpp"
+#include "numeric/precision.hpp"
+#include "numeric/tolerance.hpp"
+
+#include <Eigen/SVD>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include <Eigen/QR>
 
@@ -42,6 +50,64 @@ std::optional<MatD> solve_w_stack(const MatD& design, const MatD& labels) {
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(design);
   if (qr.rank() < design.cols()) return std::nullopt;
   return MatD(qr.solve(labels));
+}
+
+namespace {
+// κ₂(D) = σ_max/σ_min from a double SVD; σ_min is lowered by the SVD's own error:
+// a backward stable SVD computes the singular values of D + ΔD, and by Weyl's
+// inequality |σ̂_i − σ_i| ≤ ‖ΔD‖₂, taken as γ_{N·n}·σ_max (the QR bound's form).
+double design_condition_number(const MatD& design, double& sigma_max) {
+  const Eigen::VectorXd s = Eigen::JacobiSVD<MatD>(design).singularValues();
+  sigma_max = s(0);
+  const double lower = s(s.size() - 1) - tolerance::gamma(design.rows() * design.cols()) * sigma_max;
+  return lower > 0 ? sigma_max / lower : std::numeric_limits<double>::infinity();
+}
+
+template <class T>
+Comparison compare_in(const MatD& design, const MatD& labels, const MatD& fast, unsigned bits) {
+  Comparison c;
+  c.quantity = "‖w_fast − w_ref‖/‖w_ref‖ per output column";
+  double sigma_max = 0;
+  const double kappa = design_condition_number(design, sigma_max);
+  const Mat<T> dm = cast_matrix<T>(design), ym = cast_matrix<T>(labels);
+  const std::optional<Mat<T>> ref = solve_w_stack_reference<T>(dm, ym);
+  if (!ref) {
+    c.detail = "the reference found DᵀD singular";
+    return c;
+  }
+  const Mat<T> residual = ym - dm * *ref;
+  const Mat<T> diff = cast_matrix<T>(fast) - *ref;
+  const long long rows = design.rows(), cols = design.cols();
+  const double own = bits == kExactRationals ? 0.0 : tolerance::normal_equations_relative_bound(kappa, rows, cols, bits);
+  c.agree = true;
+  for (Eigen::Index col = 0; col < labels.cols(); ++col) {
+    // Squared norms in T (rationals have no square root), square roots in double.
+    const double ref_norm = std::sqrt(ScalarTraits<T>::to_double(ref->col(col).squaredNorm()));
+    const double diff_norm = std::sqrt(ScalarTraits<T>::to_double(diff.col(col).squaredNorm()));
+    const double r_norm = std::sqrt(ScalarTraits<T>::to_double(residual.col(col).squaredNorm()));
+    if (ref_norm == 0) continue;
+    const double ratio = r_norm / (sigma_max * ref_norm);
+    const double bound = tolerance::qr_least_squares_relative_bound(kappa, rows, cols, ratio) + own;
+    const double relative = diff_norm / ref_norm;
+    ++c.compared;
+    if (relative / bound > c.slack || c.compared == 1) {
+      c.slack = relative / bound;
+      c.max_difference = relative;
+      c.bound = bound;
+    }
+    if (!(relative <= bound)) c.agree = false;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "D: %lld × %lld, κ₂(D) ≤ %.3g", rows, cols, kappa);
+  c.detail = line;
+  return c;
+}
+}  // namespace
+
+Comparison compare_least_squares(const MatD& design, const MatD& labels, const MatD& fast, unsigned bits) {
+  if (bits == kExactRationals) return compare_in<Rational>(design, labels, fast, bits);
+  ScopedPrecision precision(bits);
+  return compare_in<Mpfr>(design, labels, fast, bits);
 }
 
 Layer layer_from_stack(const std::vector<MatD>& thetas, const MatD& w_stack) {

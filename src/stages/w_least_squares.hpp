@@ -15,6 +15,7 @@
 #pragma once
 
 #include "model/layer.hpp"
+#include "verify/comparison.hpp"
 
 #include <optional>
 #include <vector>
@@ -34,6 +35,16 @@ std::optional<Mat<T>> solve_w_stack_reference(const Mat<T>& design, const Mat<T>
 // Fast path: column-pivoting Householder QR of D in double (no squaring of the
 // condition number, which polishing to 1e−12 needs). nullopt when rank(D) < md.
 std::optional<MatD> solve_w_stack(const MatD& design, const MatD& labels);
+
+// Fast against reference on the same double design and labels
+// (proofs/w_least_squares.md, "Fast against reference"): the normal equations
+// solved at `bits` (or exactly in rationals, bits = kExactRationals — every double
+// is a rational, so this is the exact least-squares solution of the data the fast
+// path saw) against the fast answer, column by column, relative to the
+// reference's column norm, within tolerance::qr_least_squares_relative_bound
+// (+ the reference's own error at `bits`). κ₂(D) is computed independently of
+// both answers (double SVD of D, σ_min lowered by its own rounding).
+Comparison compare_least_squares(const MatD& design, const MatD& labels, const MatD& fast, unsigned bits);
 
 // Split W_stack (md × d) into the heads' W_i, with the given Θ_i.
 Layer layer_from_stack(const std::vector<MatD>& thetas, const MatD& w_stack);

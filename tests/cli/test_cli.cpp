@@ -317,3 +317,19 @@ TEST_CASE("float32 files: labels for learn, inputs for forward, weights for impo
   REQUIRE(imp.status == 0);
   REQUIRE(s.run("check " + s.path("imp.json")).status <= 1);
 }
+
+TEST_CASE("verify compares stages fast against reference and says so in its exit status", "[cli][verify]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 6 --k 2 --m 2 --seed 3 -o " + s.path("inst.json")).status == 0);
+  Run v = s.run("verify forward 6 --instance " + s.path("inst.json") + " --report " + s.path("v.json"));
+  INFO(v.out << v.err);
+  REQUIRE(v.status == 0);
+  CHECK_THAT(v.out, Catch::Contains("forward") && Catch::Contains("agree") && Catch::Contains("MPFR 128"));
+  const auto report = nlohmann::json::parse(slurp(s.path("v.json")));
+  REQUIRE(report["rows"].size() == 2);
+  CHECK(report["rows"][1]["stage"] == "6");
+  CHECK(report["rows"][1]["verdict"] == "agree");
+  CHECK(report["rows"][1]["slack"].get<double>() <= 1.0);
+  expect_bad_input(s.run("verify seven --instance " + s.path("inst.json")), "unknown stage 'seven'");
+  expect_bad_input(s.run("verify all --instance " + s.path("missing.json")), "missing.json");
+}
