@@ -213,9 +213,11 @@ double fit_error_ratio(const MarginFitCase& c, const MatD& w_fit) {
   const MatD w_sum = c.inst.layer.w_sum();
   Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(c.tokens));
   const double s_max = svd.singularValues()(0), s_min = svd.singularValues()(svd.singularValues().size() - 1);
-  // Singular values of T in double are within a few u·σ_max of the exact ones
-  // (Higham §20.? one-sided Jacobi; here ≤ 2^-40 σ_max is ample for n ≤ 10^3, d = 6).
-  const double s_min_low = s_min - std::ldexp(s_max, -40), s_max_high = s_max * (1 + 0x1p-40);
+  // The computed singular values are within tolerance::jacobi_singular_value_bound·σ̂_max
+  // of the exact ones (backward stability and Weyl's inequality).
+  const double widen = tolerance::jacobi_singular_value_bound(c.tokens.rows(), c.tokens.cols()) * s_max;
+  REQUIRE(s_min > widen);
+  const double s_min_low = s_min - widen, s_max_high = s_max + widen;
   const double r_fro = c.residual_bound.norm() * (1 + 0x1p-48);
   const double exact_error = r_fro / s_min_low;  // ‖W* − W_Σ‖_F ≤ ‖T⁺‖₂ ‖R‖_F
   const double rounding = tolerance::least_squares_fit_bound(s_max_high / s_min_low, c.tokens.rows(), c.tokens.cols(),

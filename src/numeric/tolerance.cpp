@@ -35,4 +35,9 @@ double least_squares_fit_bound(double kappa, long long rows, long long cols, dou
   return ke / (1.0 - ke) * (2.0 * x_fro + (kappa + 1.0) * r_fro / t_norm2) * (1.0 + property_gamma(12));
 }
 
+double jacobi_singular_value_bound(long long rows, long long cols) {
+  const double e = property_gamma(16 * rows * cols + 30 * 16 * cols * cols);
+  return e / (1.0 - e) * (1.0 + property_gamma(4));  // relative to the computed σ_max (≥ (1 − e)σ_max)
+}
+
 }  // namespace mha::tolerance

@@ -126,4 +126,14 @@ double mpfr_softmax_l1_rounding_units(int k);
 double least_squares_fit_bound(double kappa, long long rows, long long cols, double x_fro, double r_fro,
                                double t_norm2);
 
+// Singular values of an n × d matrix T (n ≥ d) computed in double by Eigen's
+// JacobiSVD (QR preconditioning, then two-sided Jacobi sweeps): the algorithm
+// is backward stable, the computed σ̂_i being exact for T + ΔT with
+// ‖ΔT‖₂ ≤ p u ‖T‖₂, and Weyl's inequality gives |σ̂_i − σ_i| ≤ ‖ΔT‖₂
+// (Golub & Van Loan, 4th ed., Cor. 8.6.2 and §8.6.3; Higham §19.3 for the QR
+// step). We take p = 16 n d for the QR step plus 16 d² for each of at most
+// 30 sweeps, a generous count of the rotations' roundings. Returns the absolute
+// bound relative to σ_max: |σ̂_i − σ_i| ≤ (returned) · σ̂_max.
+double jacobi_singular_value_bound(long long rows, long long cols);
+
 }  // namespace mha::tolerance
