@@ -3,15 +3,25 @@
 // analytic formula equals the derivative, checked against central differences
 // of the MPFR loss with the derived truncation bound; and the double formula
 // (the Adam baseline's) agrees with the MPFR one within a first-order rounding
-// bound built from the same formula on absolute values.
+// bound built from the same formula on absolute values. The MPFR loss (the one
+// the central differences use, and the gradient's own) is checked against an
+// independent computation: ½‖F̂ − Y‖² from the fast forward pass, within
+// tolerance::squared_loss_from_forward_bound (forward_error_bound propagated).
+// (It used to be compared with itself: both MPFR losses run one formula.)
+// Tests of the tester: a loss off by one part in 10⁶, a Θ gradient transposed,
+// and a double W gradient off by one part in 10⁹ are each rejected.
 #include "baseline/squared_loss_gradient.hpp"
 #include "generators.hpp"
+#include "model/forward_error.hpp"
+#include "model/forward_fast.hpp"
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
+#include "numeric/tolerance.hpp"
 #include "property.hpp"
 
 #include <cmath>
+#include <functional>
 
 using namespace mha;
 using mha::test::LayerCase;
@@ -45,11 +55,14 @@ AbsGradient abs_gradient(const Layer& layer, const MatD& x, const MatD& y) {
   return out;
 }
 
-}  // namespace
+// Mutations of the computed results, for the tests of the tester (identity by default).
+struct Mutation {
+  std::function<void(LossGradient<Mpfr>&)> exact = [](LossGradient<Mpfr>&) {};
+  std::function<void(LossGradient<double>&)> fast = [](LossGradient<double>&) {};
+};
 
-TEST_CASE("squared-loss gradient: the formula equals the derivative (MPFR central differences)",
-          "[property][adam]") {
-  mha::test::property("k ≤ 3, d ≤ 4, m ≤ 2, all flavours, Boolean and Gaussian inputs, Gaussian targets", 40, [] {
+void check_gradient(const Mutation& mutate) {
+  {
     const LayerCase c = *mha::test::gen_layer_case(3, 4, 2).as("layer");
     const InputKind kind = *rc::gen::element(InputKind::boolean, InputKind::gaussian).as("inputs");
     const Layer layer = make_layer(c);
@@ -60,10 +73,28 @@ TEST_CASE("squared-loss gradient: the formula equals the derivative (MPFR centra
     ScopedPrecision precision(bits);
     const LayerT<Mpfr> lm = convert_layer<Mpfr>(layer);
     const Mat<Mpfr> xm = cast_matrix<Mpfr>(x), ym = cast_matrix<Mpfr>(y);
-    const LossGradient<Mpfr> exact = squared_loss_gradient<Mpfr>(lm, xm, ym);
-    const LossGradient<double> fast = squared_loss_gradient<double>(layer, x, y);
-    const bool same_loss = exact.loss == squared_loss<Mpfr>(lm, xm, ym);  // one formula for the forward part
-    RC_ASSERT(same_loss);
+    LossGradient<Mpfr> exact = squared_loss_gradient<Mpfr>(lm, xm, ym);
+    LossGradient<double> fast = squared_loss_gradient<double>(layer, x, y);
+    mutate.exact(exact);
+    mutate.fast(fast);
+
+    // The MPFR losses against ½‖F̂ − Y‖² from the fast forward pass (independent
+    // code), within the forward error bound propagated through the loss.
+    {
+      std::vector<double> scratch;
+      MatD f_fast(k, d);
+      RC_ASSERT(FastForward(layer).forward_dense(x.data(), k, f_fast.data(), scratch));
+      const MatD r_fast = f_fast - y;
+      const double loss_fast = 0.5 * r_fast.squaredNorm();
+      const MatD b = forward_error_bound(layer, x);
+      const double tol = tolerance::squared_loss_from_forward_bound(b.cwiseProduct(r_fast.cwiseAbs()).sum(),
+                                                                    b.squaredNorm(), loss_fast, int64_t{k} * d);
+      // The MPFR loss at 256 bits: relative error below 2^-200 (fewer than 2^56 roundings).
+      for (const Mpfr& loss : {exact.loss, squared_loss<Mpfr>(lm, xm, ym)}) {
+        const double l = loss.convert_to<double>();  // plus half an ulp
+        RC_ASSERT(std::abs(loss_fast - l) <= tol + std::abs(l) * (0x1p-53 + 0x1p-200));
+      }
+    }
 
     const Mpfr h = ldexp(Mpfr(1), -40);
     const double s = x.cwiseAbs().maxCoeff() * x.cwiseAbs().maxCoeff();  // |∂L/∂Θ[p,q]| ≤ S
@@ -108,5 +139,35 @@ TEST_CASE("squared-loss gradient: the formula equals the derivative (MPFR centra
           }
         }
     }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("squared-loss gradient: the formula equals the derivative (MPFR central differences)",
+          "[property][adam]") {
+  mha::test::property("k ≤ 3, d ≤ 4, m ≤ 2, all flavours, Boolean and Gaussian inputs, Gaussian targets", 40,
+                      [] { check_gradient({}); });
+}
+
+TEST_CASE("test of the tester: the gradient property rejects a wrong loss and wrong gradients", "[property][adam][tester]") {
+  mha::test::property_rejects("MPFR loss times 1 + 1e-6", 40, [] {
+    Mutation m;
+    m.exact = [](LossGradient<Mpfr>& g) { g.loss *= 1 + 1e-6; };
+    check_gradient(m);
+  });
+  mha::test::property_rejects("Theta gradient transposed", 40, [] {
+    Mutation m;
+    m.exact = [](LossGradient<Mpfr>& g) {
+      for (auto& h : g.gradient.heads) h.theta.transposeInPlace();
+    };
+    check_gradient(m);
+  });
+  mha::test::property_rejects("double W gradient times 1 + 1e-9", 40, [] {
+    Mutation m;
+    m.fast = [](LossGradient<double>& g) {
+      for (auto& h : g.gradient.heads) h.w *= 1 + 1e-9;
+    };
+    check_gradient(m);
   });
 }

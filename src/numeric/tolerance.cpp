@@ -54,4 +54,31 @@ double certification_residual_bound(double b_frobenius, double y_norm, double v_
 
 double reference_relative_error(unsigned bits, long long depth) { return gamma(depth, mpfr_unit_roundoff(bits)); }
 
+// ---- Property tests
+
+double head_reorder_bound(int m, int k, int d, double abs_z_sum) {
+  const long long terms = static_cast<long long>(m) * k;
+  // (1 + γ_{d+k+3})(1 + γ_{d+m}) ≤ 1 + γ_{2d+k+m+3}; 4 more roundings in this expression.
+  return 2.0 * gamma(terms - 1) * abs_z_sum * (1.0 + gamma(2LL * d + k + m + 8));
+}
+
+double squared_loss_from_forward_bound(double b_dot_r, double b_sq, double loss, long long entries) {
+  // b_dot_r and b_sq are sums of `entries` nonnegative terms (γ_{entries+1} each), then 4 roundings here.
+  return (b_dot_r + 0.5 * b_sq + gamma(entries + 2) * loss) * (1.0 + gamma(entries + 6));
+}
+
+double mpfr_softmax_l1_rounding_units(int k) { return 2.0 * (k + 4) + 2.0 * k; }
+
+double least_squares_fit_bound(double kappa, long long rows, long long cols, double x_fro, double r_fro,
+                               double t_norm2) {
+  // The same Householder/Wedin bound in absolute form, column norms summed in Frobenius norm.
+  if (x_fro == 0) return r_fro == 0 ? 0.0 : kInf;
+  return x_fro * qr_least_squares_relative_bound(kappa, rows, cols, r_fro / (t_norm2 * x_fro));
+}
+
+double jacobi_singular_value_bound(long long rows, long long cols) {
+  const double e = gamma(16 * rows * cols + 30 * 16 * cols * cols);
+  return e / (1.0 - e) * (1.0 + gamma(4));  // relative to the computed σ_max (≥ (1 − e)σ_max)
+}
+
 }  // namespace mha::tolerance

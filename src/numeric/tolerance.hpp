@@ -88,4 +88,67 @@ double certification_residual_bound(double b_frobenius, double y_norm, double v_
 // under every double bound it is compared against. Returns γ_depth(2^−p).
 double reference_relative_error(unsigned bits, long long depth);
 
+
+// ---- Property tests
+//
+// Tolerances of the rewritten property tests (issue 15, item 3). Each is
+// self-contained (γ_n is evaluated locally as n u / (1 − n u), u = 2⁻⁵³) and
+// already multiplied by the factor that covers its own evaluation in double.
+
+// Two floating-point sums of the same n computed terms t̂_1..t̂_n, summed in
+// any two orders, differ by at most 2 γ_{n−1} Σ|t̂_j|: each is within
+// γ_{n−1} Σ|t̂_j| of the exact sum of the t̂_j (Higham (4.4)). Permuting the
+// heads of the fast forward pass leaves every per-head product ŵ ẑ bitwise
+// unchanged and reorders only the m k terms of each output entry, whose
+// absolute sum is at most (1 + γ_{d+k+3}) Σ_i max_b (|X||W_i|)[b,c]
+// (|ẑ| ≤ (1 + γ_d)|X||W|, Σ_b ŵ_b ≤ (1 + u)/(1 − γ_k), one rounded product).
+// `abs_z_sum` is that Σ_i max_b (|X||W_i|)[b,c] evaluated in double (d + m
+// roundings of nonnegative terms: one more factor 1 + γ_{d+m}).
+// Derivation: proofs/permutation_symmetries.md, "Floating-point statement tested".
+// +inf when (m k + 2d + m + k + 8) u ≥ 1.
+double head_reorder_bound(int m, int k, int d, double abs_z_sum);
+
+// |½‖F̂ − Y‖² − ½‖F − Y‖²| for a computed F̂ with |F̂ − F| ≤ B entrywise, the
+// left loss evaluated in double from F̂ and the right one exact:
+// ½‖F̂−Y‖² − ½‖F−Y‖² = ⟨E, F̂ − Y⟩ − ½‖E‖² with E = F̂ − F, so the difference is
+// at most Σ B|F̂ − Y| + ½ Σ B²; evaluating ½‖F̂ − Y‖² (n = k d subtractions,
+// squares and a sum) adds γ_{n+2} · ½‖F̂ − Y‖². Arguments: `b_dot_r` = Σ B|F̂ − Y|,
+// `b_sq` = Σ B², `loss` = the double loss, `entries` = k d.
+// Derivation: proofs/squared_loss_gradient.md, "The loss against the fast forward pass".
+double squared_loss_from_forward_bound(double b_dot_r, double b_sq, double loss, long long entries);
+
+// Rounding of the ℓ1 distance of two softmaxes of k entries computed in MPFR
+// at `bits` bits: each entry has relative error ≤ (k + 4)·2^−bits (k − 1
+// exponentials and additions, one division, one subtraction of the maximum),
+// the two vectors sum to 1, so the computed distance is within 2(k + 4)·2^−bits
+// of the exact one, and the final k-term sum adds k·2^−bits·(its size ≤ 2).
+// Returned in units of 2^−bits (the caller scales it in MPFR: at the bits the
+// property uses, 2^−bits is below double's range).
+// Derivation: proofs/margin_stability.md, "Check".
+double mpfr_softmax_l1_rounding_units(int k);
+
+// Least squares min ‖T x − y‖ by Householder QR (Eigen's ColPivHouseholderQR)
+// in double, for every column of a right-hand side Y (n × c), T n × d of full
+// column rank, κ = κ₂(T). Higham Thm 20.3: the computed x̂ solves exactly a
+// problem with column-wise perturbations ≤ γ_{16 n d} (the "small integer"
+// taken as 16), so ‖ΔT‖₂ ≤ ε‖T‖₂ with ε = √d γ_{16 n d}; Wedin's bound
+// (Higham Thm 20.1) per column, then summed in squares:
+//   ‖X̂ − X*‖_F ≤ κε/(1 − κε) · (2‖X*‖_F + (κ + 1)‖R*‖_F / ‖T‖₂),
+// R* = Y − T X*. The arguments may be upper bounds of ‖X*‖_F, ‖R*‖_F and κ
+// and a lower bound of ‖T‖₂. +inf when κε ≥ 1. Computed as ‖X*‖_F times
+// qr_least_squares_relative_bound (the per-column bound, summed by Minkowski's
+// inequality). Used by proofs/margin_stability.md, "refine_wsum on a case".
+double least_squares_fit_bound(double kappa, long long rows, long long cols, double x_fro, double r_fro,
+                               double t_norm2);
+
+// Singular values of an n × d matrix T (n ≥ d) computed in double by Eigen's
+// JacobiSVD (QR preconditioning, then two-sided Jacobi sweeps): the algorithm
+// is backward stable, the computed σ̂_i being exact for T + ΔT with
+// ‖ΔT‖₂ ≤ p u ‖T‖₂, and Weyl's inequality gives |σ̂_i − σ_i| ≤ ‖ΔT‖₂
+// (Golub & Van Loan, 4th ed., Cor. 8.6.2 and §8.6.3; Higham §19.3 for the QR
+// step). We take p = 16 n d for the QR step plus 16 d² for each of at most
+// 30 sweeps, a generous count of the rotations' roundings. Returns the absolute
+// bound relative to σ_max: |σ̂_i − σ_i| ≤ (returned) · σ̂_max.
+double jacobi_singular_value_bound(long long rows, long long cols);
+
 }  // namespace mha::tolerance

@@ -74,18 +74,49 @@ TEST_CASE("hand-computed member: m = 1, q = (1, 2)", "[hardness]") {
   CHECK(y == sq_closed_form(b.family, x));
 }
 
+namespace {
+// True when `planning` is `exact` rounded to `digits` significant decimal digits
+// (compared exactly: |exact − planning| ≤ ½·10^(e − digits + 1), e = ⌊log10 planning⌋).
+bool rounds_to(const Rational& exact, double planning, int digits) {
+  const int e = static_cast<int>(std::floor(std::log10(planning)));
+  Rational half_unit(1, 2);
+  for (int i = 0; i < std::abs(e - digits + 1); ++i) half_unit = e - digits + 1 >= 0 ? half_unit * 10 : half_unit / 10;
+  Rational p;
+  REQUIRE(parse_rational(std::to_string(static_cast<long long>(std::llround(planning))), p));
+  return abs(exact - p) <= half_unit;
+}
+}  // namespace
+
 TEST_CASE("MATH.md's planning numbers for q_i = i + 1", "[hardness]") {
-  const double expected[] = {14, 96, 514, 3.9e3, 6e4, 1.8e6};
+  // max_i |w_i| for q_i = i + 1, m = 1..6, exactly: the solutions of A w = b
+  // computed independently of build_sq_family (Gauss–Jordan in Python's
+  // fractions.Fraction), recorded in proofs/sq_family.md.
+  const char* exact_max[] = {"14", "96", "5656/11", "17420207870/4505413",
+                             "740654982722585411/12427048617882",
+                             "581111750794859316012207742860947/315638639417268101402428890"};
+  // MATH.md's planning numbers and their significant digits.
+  const double planning[] = {14, 96, 514, 3.9e3, 6e4, 1.8e6};
+  const int digits[] = {2, 2, 3, 2, 1, 2};
   for (int m = 1; m <= 6; ++m) {
     std::vector<Rational> q;
     for (int i = 0; i <= m; ++i) q.push_back(Rational(i + 1));
     const SqBuildResult b = build_sq_family(params_for(m + 2, m, q));
     REQUIRE(b.ok);
-    double mx = 0;
-    for (const auto& w : b.family.w) mx = std::max(mx, std::abs(rational_to_double(w)));
-    CHECK(mx == Approx(expected[m - 1]).epsilon(0.03));
+    Rational mx(0);
+    for (const auto& w : b.family.w) mx = std::max(mx, Rational(abs(w)));
+    Rational expected;
+    REQUIRE(parse_rational(exact_max[m - 1], expected));
+    INFO("m = " << m << ": max |w_i| = " << rational_to_string(mx));
+    CHECK(mx == expected);
+    CHECK(rounds_to(mx, planning[m - 1], digits[m - 1]));
     CHECK(b.family.c == 2);
   }
+  // Test of the tester: the comparison rejects a planning number one unit of
+  // its last digit off (the old 3% tolerance accepted 3.8e3 for 3866.5).
+  Rational e4;
+  REQUIRE(parse_rational(exact_max[3], e4));
+  CHECK_FALSE(rounds_to(e4, 3.8e3, 2));
+  CHECK_FALSE(rounds_to(Rational(520), 514, 3));
 }
 
 TEST_CASE("reciprocal pairs make the system singular, and the error says so", "[hardness]") {

@@ -2,6 +2,7 @@
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
 #include "stages/certify.hpp"
+#include "stages/certify_reference.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -83,17 +84,64 @@ TEST_CASE("rows that must not certify are rejected with the reason", "[certify]"
 }
 
 TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certify][finding]") {
-  // A slab |⟨a,Θ⟩ − b| ≤ η that both heads satisfy, with values b ± 0.9η.
-  const double eta = 0.1, b = 0.3;
-  const double e1 = 0.9 * eta, e2 = -0.9 * eta;
-  // Convex combinations stay inside.
-  for (double lambda = 0; lambda <= 1.0; lambda += 0.125) CHECK(std::abs(lambda * e1 + (1 - lambda) * e2) <= eta);
-  // λ = (2, −1): inside the affine hull, outside the slab (MATH.md's claim as written fails) …
-  const double affine = 2 * e1 - 1 * e2;
-  CHECK(std::abs(affine) > eta);
-  // … but inside the slab widened by (1 + 2N), N = 1 the negative mass.
-  CHECK(std::abs(affine) <= (1 + 2 * 1.0) * eta);
-  (void)b;
+  // A row certified with the truth (certification_lemma in MPFR: δ from the
+  // residual and σ_min(C)), its slab from slabs_of_row, and two nearly coincident
+  // heads: both heads lie in the slab (the lemma), every convex combination too,
+  // but the affine combination (1 + N)Θ_hi − NΘ_lo leaves the slab once
+  // N(e_hi − e_lo) > 2η, e_i = ⟨a, Θ_i⟩ − b — MATH.md's claim as written fails —
+  // while it stays inside the widened (1 + 2N)η (proofs/certification.md).
+  test::LayerCase c;
+  c.shape = {2, 6, 2};
+  c.scale = 2;
+  c.seed = 11;
+  Layer layer = test::make_layer(c);
+  layer.heads[1].theta = layer.heads[0].theta + 1e-3 * layer.heads[1].theta;
+  const MatD x = distinct_input(2, 6, 5);
+  const int a = 0;
+  const LemmaQuantities q = certification_lemma(layer, x, layer.w_sum(), a, 200);
+  REQUIRE(q.sigma_min_c > 0);
+  RowCertificate cert;
+  cert.verdict = RowVerdict::certified;
+  cert.v = q.v;
+  cert.delta = q.bound * (1 + 0x1p-50);  // the MPFR bound rounded once to double
+  const std::vector<SlabConstraint> slabs = slabs_of_row(x, a, cert);
+  REQUIRE(slabs.size() == 1);
+  const SlabConstraint& s = slabs[0];
+  REQUIRE(std::isfinite(s.eta));
+  const int d = c.shape.d;
+  // ⟨a, vec Θ⟩ − b in double; its rounding is γ_{d²}Σ|a||Θ| + 4u(1 + |b|) (as in
+  // property_tests/certification_no_false_positives.cpp), below 1e-12 here.
+  auto offset = [&](const MatD& theta, double& rounding) {
+    double value = 0, size = 0;
+    for (int r = 0; r < d; ++r)
+      for (int col = 0; col < d; ++col) {
+        value += s.a[r * d + col] * theta(r, col);
+        size += std::abs(s.a[r * d + col] * theta(r, col));
+      }
+    const double u = 0x1p-53, gamma = (d * d + 2) * u / (1 - (d * d + 2) * u);
+    rounding = gamma * size + 4 * u * (1 + std::abs(s.b));
+    return value - s.b;
+  };
+  double r0, r1;
+  const double e0 = offset(layer.heads[0].theta, r0), e1 = offset(layer.heads[1].theta, r1);
+  INFO("eta = " << s.eta << ", e = (" << e0 << ", " << e1 << ")");
+  CHECK(std::abs(e0) <= s.eta + r0);
+  CHECK(std::abs(e1) <= s.eta + r1);
+  const int hi = e0 >= e1 ? 0 : 1, lo = 1 - hi;
+  const double spread = std::abs(e0 - e1);
+  REQUIRE(spread > 0);
+  for (double lambda = 0; lambda <= 1.0; lambda += 0.125) {
+    double r;
+    const double e = offset(lambda * layer.heads[0].theta + (1 - lambda) * layer.heads[1].theta, r);
+    CHECK(std::abs(e) <= s.eta + r);
+  }
+  // N = 4η/spread: N·spread = 4η, so |e| ≥ 4η − η = 3η > η.
+  const double n = 4 * s.eta / spread;
+  double r;
+  const double e = offset((1 + n) * layer.heads[hi].theta - n * layer.heads[lo].theta, r);
+  INFO("N = " << n << ", affine offset " << e);
+  CHECK(std::abs(e) > s.eta + r);                // outside the slab: the finding
+  CHECK(std::abs(e) <= (1 + 2 * n) * s.eta + r);  // inside the widened slab
 }
 
 TEST_CASE("slab half-width matches the corollary", "[certify]") {
