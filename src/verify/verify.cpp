@@ -110,10 +110,12 @@ Comparison verify_certification(const std::string& stage, const Instance& inst, 
     const RowCertificate c = certify_row_fast(r.x, r.y, r.b, r.row, open);
     if (c.verdict == RowVerdict::certified) eligible.push_back(c.relative_residual);
   }
+  // Midway between two neighbouring residuals, so that no row sits on τ itself.
   CertifyOptions used = co;
-  if (!eligible.empty()) {
-    std::nth_element(eligible.begin(), eligible.begin() + eligible.size() / 2, eligible.end());
-    used.tau = eligible[eligible.size() / 2];
+  std::sort(eligible.begin(), eligible.end());
+  if (eligible.size() >= 2) {
+    const size_t i = eligible.size() / 2;
+    used.tau = 0.5 * (eligible[i - 1] + eligible[i]);
   }
   for (Row& r : rows) r.cert = fast.certify(r.x, r.y, r.b, r.row, used);
   return escalate([&](unsigned bits) {
