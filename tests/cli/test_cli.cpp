@@ -1,5 +1,6 @@
 // The command-line contract: bad input gets one line on stderr naming the
 // problem and exit status 2, never a crash or a partial output file.
+#include "numeric/tolerance.hpp"
 #include "cli_sandbox.hpp"
 #include "data/npy.hpp"
 
@@ -166,7 +167,7 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
   CHECK(report["ok"] == true);
   CHECK(report["stages"].size() >= 4);
-  CHECK(report["errors"]["theta_max_rel"].get<double>() < 1e-6);
+  CHECK(report["errors"]["theta_max_rel"].get<double>() < mha::tolerance::cli_learn_polished_target());
   CHECK(report.contains("errors_before_polish"));
   CHECK(report["provenance"]["command"] == "learn");
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
@@ -207,7 +208,7 @@ TEST_CASE("learn --method adam trains the baseline and reports like the paper's 
   CHECK(report["method"] == "adam");
   CHECK(report["ok"] == true);
   CHECK(report["stages"][0]["stage"] == "adam");
-  CHECK(report["errors"]["theta_max_rel"].get<double>() < 0.5);  // measured 0.19 (Θ), 0.11 (W)
+  CHECK(report["errors"]["theta_max_rel"].get<double>() < mha::tolerance::cli_stages_only_target());  // measured 0.19 (Θ), 0.11 (W)
   CHECK(report["trajectory"].size() > 10);
   CHECK(report["provenance"]["options"]["batch"] == 128);
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);
