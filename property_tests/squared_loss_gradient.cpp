@@ -107,7 +107,7 @@ void check_gradient(const Mutation& mutate) {
     for (const auto& head : layer.heads)
       lambda = std::max(lambda, (x.cwiseAbs() * head.theta.cwiseAbs() * x.cwiseAbs().transpose()).maxCoeff());
     const int n = 4 * d + 6 * k + 2 * m + 16;
-    const double gamma = n * 0x1p-53 / (1 - n * 0x1p-53);
+    const double gamma = tolerance::gamma(n);
 
     for (int i = 0; i < m; ++i) {
       // Truncation bound for a Θ_i direction: Σ_{a,c} S³ V_c (30 V_c + 22 sup|r_ac|), V_c = max_j |V_i[j,c]|,

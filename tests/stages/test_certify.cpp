@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
@@ -103,7 +104,7 @@ TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certi
   RowCertificate cert;
   cert.verdict = RowVerdict::certified;
   cert.v = q.v;
-  cert.delta = q.bound * (1 + 0x1p-50);  // the MPFR bound rounded once to double
+  cert.delta = q.bound * tolerance::bound_evaluation_factor(1);  // the MPFR bound rounded once to double
   const std::vector<SlabConstraint> slabs = slabs_of_row(x, a, cert);
   REQUIRE(slabs.size() == 1);
   const SlabConstraint& s = slabs[0];
@@ -118,7 +119,7 @@ TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certi
         value += s.a[r * d + col] * theta(r, col);
         size += std::abs(s.a[r * d + col] * theta(r, col));
       }
-    const double u = 0x1p-53, gamma = (d * d + 2) * u / (1 - (d * d + 2) * u);
+    const double u = tolerance::kDoubleUnitRoundoff, gamma = tolerance::gamma(d * d + 2);
     rounding = gamma * size + 4 * u * (1 + std::abs(s.b));
     return value - s.b;
   };
