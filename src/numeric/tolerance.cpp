@@ -92,6 +92,17 @@ double dot_product_reorder(long long n) { return 2.0 * gamma(n); }
 
 double reference_reorder(unsigned bits, long long depth) { return 2.0 * reference_relative_error(bits, depth); }
 
+double scaled_copy_relative_error(double eps, long long entries) {
+  const double u = kDoubleUnitRoundoff;
+  return (3.0 * u * (1.0 + eps) + eps * (2.0 * gamma(entries + 1) + u)) * bound_evaluation_factor(8);
+}
+
+double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }
+
+double monte_carlo_frequency_margin(double p, long long draws) {
+  return 5.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(draws));
+}
+
 double learner_stages_target() { return 1e-2; }
 double learner_polished_target() { return 1e-10; }
 double learner_polished_test_error_target() { return 1e-20; }

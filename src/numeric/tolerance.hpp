@@ -183,6 +183,29 @@ double dot_product_reorder(long long n);
 // terms. Returns 2γ_depth(2^−p).
 double reference_reorder(unsigned bits, long long depth);
 
+// A matrix scaled in double by c = fl(1 + ε) (entrywise products), against the
+// original, with the relative error ‖Θ' − Θ‖_F / ‖Θ‖_F evaluated in double
+// (n = entries): fl(1 + ε) is within u(1 + ε) of 1 + ε, each product adds
+// u(1 + ε)|θ|, each difference u ε|θ| (to first order), and the two norms and
+// the division a relative 2γ_{n+1} + u of the result, so the computed relative
+// error is within 3u(1 + ε) + ε(2γ_{n+1} + u) of ε. Returns that bound, times the
+// factor of its own evaluation. At ε = 3·10⁻³, n = 256: 7.4·10⁻¹⁶.
+double scaled_copy_relative_error(double eps, long long entries);
+
+// A matrix rescaled in double to a Frobenius norm s by θ *= s / ‖θ‖ (n = entries),
+// its norm recomputed: each norm is within a relative γ_{n+1} (n squares summed,
+// a square root), the division and the products add u each, so the recomputed
+// norm is within a relative γ_{2n+4} of s (Higham Lemma 3.3). Returns γ_{2n+4}.
+// At n = 256: 5.7·10⁻¹⁴.
+double rescaled_norm_relative(long long entries);
+
+// A frequency p̂ estimated from N draws of the project's fixed-seed generator,
+// against its exact probability p: five binomial standard errors, 5√(p(1 − p)/N).
+// Under the normal approximation a correct estimator lands outside with
+// probability 5.7·10⁻⁷; the draws are deterministic, so a test using it is not
+// flaky. A statistical tolerance, not a rounding one.
+double monte_carlo_frequency_margin(double p, long long draws);
+
 // -- Accuracy targets (claims, not rounding tolerances)
 //
 // Each is the number a test asserts a stage or the learner reaches; the comment
