@@ -92,7 +92,8 @@ void check_gradient(const Mutation& mutate) {
       // The MPFR loss at 256 bits: relative error below 2^-200 (fewer than 2^56 roundings).
       for (const Mpfr& loss : {exact.loss, squared_loss<Mpfr>(lm, xm, ym)}) {
         const double l = loss.convert_to<double>();  // plus half an ulp
-        RC_ASSERT(std::abs(loss_fast - l) <= tol + std::abs(l) * (0x1p-53 + 0x1p-200));
+        RC_ASSERT(std::abs(loss_fast - l) <=
+                  tol + std::abs(l) * (tolerance::gamma(1) + tolerance::reference_relative_error(256, int64_t{1} << 56)));
       }
     }
 
