@@ -103,6 +103,12 @@ double monte_carlo_frequency_margin(double p, long long draws) {
   return 5.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(draws));
 }
 
+double double_softmax_relative_error(double logit_error, double span, int k) {
+  const double u = kDoubleUnitRoundoff;
+  const double exponent_error = (2.0 * logit_error + u * (span + 2.0 * logit_error)) * bound_evaluation_factor(4);
+  return ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + gamma(k + 5)) - 1.0) * bound_evaluation_factor(4);
+}
+
 double learner_stages_target() { return 1e-2; }
 double learner_polished_target() { return 1e-10; }
 double learner_polished_test_error_target() { return 1e-20; }

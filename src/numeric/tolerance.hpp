@@ -206,6 +206,15 @@ double rescaled_norm_relative(long long entries);
 // flaky. A statistical tolerance, not a rounding one.
 double monte_carlo_frequency_margin(double p, long long draws);
 
+// A softmax row evaluated in double as exp(ℓ̂_b − max ℓ̂) / Σ, from logits ℓ̂ each
+// within `logit_error` of the exact ℓ (e.g. γ_{2d}|x||Θ||x|ᵀ for x Θ xᵀ, Higham
+// (3.13)), `span` = max ℓ̂ − min ℓ̂: subtracting the maximum adds u(span + 2D) to
+// each exponent, so each is off by at most E = 2D + u(span + 2D); exp (one ulp,
+// counted as two roundings), the k-term sum and the division give
+// |att_b − softmax(ℓ)_b| ≤ ((1 + expm1(2E))(1 + γ_{k+5}) − 1) softmax(ℓ)_b.
+// Returns that relative bound (absolute too, as softmax(ℓ)_b ≤ 1).
+double double_softmax_relative_error(double logit_error, double span, int k);
+
 // -- Accuracy targets (claims, not rounding tolerances)
 //
 // Each is the number a test asserts a stage or the learner reaches; the comment
