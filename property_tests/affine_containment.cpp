@@ -14,6 +14,7 @@
 // the rows where the lemma gives no slab (C singular, or δ ≥ min(v̂_j, v̂_a)) are
 // counted and their rate bounded. Tests of the tester: the unwidened slab, and a
 // slab centre ln(v̂_a/v̂_j), are rejected.
+#include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "property.hpp"
 #include "stages/certify.hpp"
@@ -43,7 +44,7 @@ struct Counts {
 // and b carry one rounding each (2^-53 relative, b one more for the log), the
 // weighted sum m + 2 more: 8(m + 2)·2^-53·(1 + Σ|λ_i||ℓ_i| + |b|).
 bool inside(double value, double b, double allowed, double magnitude, int m) {
-  return std::abs(value - b) <= allowed + 8 * (m + 2) * 0x1p-53 * magnitude;
+  return std::abs(value - b) <= allowed + tolerance::gamma(8 * (m + 2)) * magnitude;
 }
 
 void check_affine_containment(const Widening& widen, const Centre& centre, Counts* counts) {
@@ -64,7 +65,7 @@ void check_affine_containment(const Widening& widen, const Centre& centre, Count
   if (counts) ++counts->cases;
   const LemmaQuantities q = certification_lemma(layer, x, layer.w_sum(), a, 200);
   const int j = 1 - a;
-  const double eta = slab_half_width(q.v(j), q.v(a), q.bound * (1 + 0x1p-50));
+  const double eta = slab_half_width(q.v(j), q.v(a), q.bound * tolerance::bound_evaluation_factor(1));
   if (!(q.sigma_min_c > std::ldexp(q.c_matrix_norm, -100)) || !std::isfinite(eta)) {
     if (counts) ++counts->no_slab;  // the lemma gives no slab for this row
     return;

@@ -4,6 +4,7 @@
 // the tolerance derived in the proof file (truncation h²/6 · 22 S³ max|V| plus
 // rounding); and the double formula agrees with the MPFR one within its
 // first-order rounding bound.
+#include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
@@ -31,7 +32,7 @@ TEST_CASE("attention Jacobian: the formula equals the derivative (MPFR central d
     const MatD jac_double = attention_jacobian<double>(layer, x);
     const Mpfr h = ldexp(Mpfr(1), -40);
     const double s = x.cwiseAbs().maxCoeff() * x.cwiseAbs().maxCoeff();  // |∂L/∂Θ[p,q]| ≤ S
-    const double gamma = (2 * d + 2 * k + 8) * 0x1p-53 / (1 - (2 * d + 2 * k + 8) * 0x1p-53);
+    const double gamma = tolerance::gamma(2 * d + 2 * k + 8);
     for (int i = 0; i < m; ++i) {
       const MatD v_abs = x.cwiseAbs() * layer.heads[i].w.cwiseAbs();  // ≥ |V| = |X W_i|
       const MatD a = attention<double>(layer.heads[i].theta, x);

@@ -12,6 +12,7 @@
 // ‖c‖ = δ exactly, and δ equals its hand-computed value.
 // Tests of the tester: a δ with ‖C‖_F in place of σ_min(C), δ halved or doubled
 // on the tight case, and a slabs_of_row with its centre's sign flipped are rejected.
+#include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "model/forward_reference.hpp"
 #include "property.hpp"
@@ -116,10 +117,10 @@ void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, 
             value += s.a[r * d + col] * h.theta(r, col);
             size += std::abs(s.a[r * d + col] * h.theta(r, col));
           }
-        const double gamma = (d * d + 2) * 0x1p-53 / (1 - (d * d + 2) * 0x1p-53);
+        const double gamma = tolerance::gamma(d * d + 2);
         // b = ln(v̂_j/v̂_a) from two rounded v̂ (2^-53 relative each), a division and
         // a log (one ulp each): |Δb| ≤ 4·2^-53·(1 + |b|).
-        const double tol = gamma * size + 4 * 0x1p-53 * (1 + std::abs(s.b));
+        const double tol = gamma * size + 4 * tolerance::kDoubleUnitRoundoff * (1 + std::abs(s.b));
         RC_ASSERT(std::abs(value - s.b) <= s.eta + tol);
       }
     }
@@ -183,7 +184,7 @@ TEST_CASE("certification lemma: the bound is attained on a constructed input", "
     const double a_norm = std::hypot(e0, e1) / (e0 + e1);
     const double expected = t / (1 - t) * a_norm;
     INFO("row " << a << ": |c| = " << q.c_norm << ", delta = " << q.bound << ", hand-computed " << expected);
-    CHECK(std::abs(q.bound - expected) <= 16 * 0x1p-53 * expected);  // exp, hypot, divisions in double
+    CHECK(std::abs(q.bound - expected) <= tolerance::gamma(16) * expected);  // exp, hypot, divisions in double
     CHECK(std::abs(q.residual) <= 0x1p-150);
     const double allowance = identity_allowance(layer, x, w_hat, a, q, 200);
     CHECK(lemma_holds(q, q.bound, allowance));

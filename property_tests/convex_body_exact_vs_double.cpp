@@ -13,6 +13,7 @@
 // normals Gaussian or stage-2-shaped (vec(x_aᵀ(x_j − x_a)) for ±1 tokens, which
 // includes zero normals), half-widths η_r = ‖a_r‖·10^{U(−4,0)}, or 10^{U(−10,−6)} for
 // thin bodies.
+#include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "geometry/exact_programs.hpp"
 #include "property.hpp"
@@ -145,7 +146,7 @@ TEST_CASE("convex body programs: CLP with certificates vs CGAL exact", "[propert
     // The other way round they may differ only when ‖x*‖ is within the bound of R:
     // ‖x‖ ≤ ‖x*‖ + bound ≤ R + bound, and the computed norm adds a relative (n+4)u.
     if (exact.inside_ball && !fast.inside_ball) {
-      const double slack = (body.radius() + fast.error_bound) * (body.dim() + 4) * 0x1p-53;
+      const double slack = (body.radius() + fast.error_bound) * tolerance::gamma(body.dim() + 4);
       RC_ASSERT(fast.norm - body.radius() <= fast.error_bound + slack);
     }
     RC_CLASSIFY(fast.certified, "QP certified");

@@ -4,6 +4,7 @@
 //   |F_fast(X) − F(X)| ≤ forward_error_bound(X)  entrywise,
 // and the reference at p ≥ 200 bits is within 2^{40}·2^{−p}·Σ_i max|X W_i| of F
 // (same analysis, n ≤ 2^{40} terms), then rounded to double (half an ulp).
+#include "numeric/tolerance.hpp"
 #include "data/inputs.hpp"
 #include "generators.hpp"
 #include "model/forward_error.hpp"
@@ -23,7 +24,7 @@ void check_against_reference(const Layer& layer, const MatD& x, const MatD& fast
   double z_scale = 0;
   for (const auto& h : layer.heads) z_scale += (x * h.w).cwiseAbs().maxCoeff();
   const double mpfr_allowance = std::ldexp(z_scale, 40 - 200);
-  const MatD bound = forward_error_bound(layer, x) + ref.cwiseAbs() * 0x1p-53 +
+  const MatD bound = forward_error_bound(layer, x) + ref.cwiseAbs() * tolerance::kDoubleUnitRoundoff +
                      MatD::Constant(x.rows(), layer.d(), mpfr_allowance);
   const MatD excess = (fast - ref).cwiseAbs() - bound;
   RC_ASSERT(fast.allFinite());

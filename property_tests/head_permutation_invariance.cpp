@@ -78,7 +78,7 @@ void check_head_permutation(const Forward& forward, const Permute& permute, Coun
   }
   double z_scale = 0;
   for (const auto& h : layer.heads) z_scale += (x * h.w).cwiseAbs().maxCoeff();
-  const MatD reference_bound = forward_error_bound(permuted, x) + ref.cwiseAbs() * 0x1p-53 +
+  const MatD reference_bound = forward_error_bound(permuted, x) + ref.cwiseAbs() * tolerance::kDoubleUnitRoundoff +
                                MatD::Constant(k, d, std::ldexp(z_scale, 40 - 200));
   RC_ASSERT(((yp - ref).cwiseAbs() - reference_bound).maxCoeff() <= 0.0);
 

@@ -181,13 +181,14 @@ MarginFitCase run_margin_fit() {
           if (b != top && lm(a, b) > runner) runner = lm(a, b);
         const Mpfr mu = lm(a, top) - runner;
         REQUIRE(mu > 0);  // the true head has the same argmax (it equals the proxy)
-        const double half_s = Mpfr(sharp_bound(k, mu) / 2).convert_to<double>() * (1 + 0x1p-50);
+        const double half_s = Mpfr(sharp_bound(k, mu) / 2).convert_to<double>() * tolerance::bound_evaluation_factor(1);
         for (int col = 0; col < d; ++col) {
           double spread = 0;
           for (int b = 0; b < k; ++b)
             if (b != top) spread = std::max(spread, std::abs(((x.row(b) - x.row(top)) * h.w.col(col)).value()));
-          // (x_b − x_j) W in double: ±2 and 0 entries times W, d terms: relative γ_d < 2^-48.
-          bound(col) += half_s * spread * (1 + 0x1p-48);
+          // (x_b − x_j) W in double: ±2 and 0 entries times W, d terms: relative γ_d;
+          // two more roundings for the products here.
+          bound(col) += half_s * spread * tolerance::bound_evaluation_factor(d + 1);
         }
       }
       bounds.push_back(bound + label_error.row(a));
@@ -218,7 +219,7 @@ double fit_error_ratio(const MarginFitCase& c, const MatD& w_fit) {
   const double widen = tolerance::jacobi_singular_value_bound(c.tokens.rows(), c.tokens.cols()) * s_max;
   REQUIRE(s_min > widen);
   const double s_min_low = s_min - widen, s_max_high = s_max + widen;
-  const double r_fro = c.residual_bound.norm() * (1 + 0x1p-48);
+  const double r_fro = c.residual_bound.norm() * tolerance::bound_evaluation_factor(c.residual_bound.size() + 1);
   const double exact_error = r_fro / s_min_low;  // ‖W* − W_Σ‖_F ≤ ‖T⁺‖₂ ‖R‖_F
   const double rounding = tolerance::least_squares_fit_bound(s_max_high / s_min_low, c.tokens.rows(), c.tokens.cols(),
                                                              w_sum.norm() + exact_error, r_fro, s_max);

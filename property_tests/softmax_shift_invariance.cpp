@@ -2,6 +2,7 @@
 //   softmax(ℓ + c·1) = softmax(ℓ),
 // which is why every constraint in the learner is a logit difference.
 // Statement, proof and the tolerance derivation: proofs/softmax_shift_invariance.md.
+#include "numeric/tolerance.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
 #include "numeric/softmax.hpp"
@@ -54,8 +55,9 @@ void check_shift(const std::vector<double>& logits, double shift, double u) {
   for (int j = 0; j < k; ++j) l1 += abs(T(sa(0, j) - sb(0, j)));
   const double l1d = ScalarTraits<T>::to_double(l1);
   RC_ASSERT(std::isfinite(l1d));
-  // Rounding l1 itself to double and summing k terms: relative (k+1)·2^-53 slack.
-  const double tol = shift_tolerance(max_abs, shift, hi - lo, k, u) * (1 + (k + 1) * 0x1p-52);
+  // Rounding l1 itself to double, summing k terms and evaluating the tolerance
+  // (2(k + 1) roundings): the factor 1 + γ_{2k+2} (Higham Lemma 3.3).
+  const double tol = shift_tolerance(max_abs, shift, hi - lo, k, u) * tolerance::bound_evaluation_factor(2 * k + 1);
   RC_ASSERT(l1d <= tol);
 }
 }  // namespace

@@ -92,7 +92,8 @@ void check_gradient(const Mutation& mutate) {
       // The MPFR loss at 256 bits: relative error below 2^-200 (fewer than 2^56 roundings).
       for (const Mpfr& loss : {exact.loss, squared_loss<Mpfr>(lm, xm, ym)}) {
         const double l = loss.convert_to<double>();  // plus half an ulp
-        RC_ASSERT(std::abs(loss_fast - l) <= tol + std::abs(l) * (0x1p-53 + 0x1p-200));
+        RC_ASSERT(std::abs(loss_fast - l) <=
+                  tol + std::abs(l) * (tolerance::gamma(1) + tolerance::reference_relative_error(256, int64_t{1} << 56)));
       }
     }
 
@@ -107,7 +108,7 @@ void check_gradient(const Mutation& mutate) {
     for (const auto& head : layer.heads)
       lambda = std::max(lambda, (x.cwiseAbs() * head.theta.cwiseAbs() * x.cwiseAbs().transpose()).maxCoeff());
     const int n = 4 * d + 6 * k + 2 * m + 16;
-    const double gamma = n * 0x1p-53 / (1 - n * 0x1p-53);
+    const double gamma = tolerance::gamma(n);
 
     for (int i = 0; i < m; ++i) {
       // Truncation bound for a Θ_i direction: Σ_{a,c} S³ V_c (30 V_c + 22 sup|r_ac|), V_c = max_j |V_i[j,c]|,

@@ -81,4 +81,51 @@ double jacobi_singular_value_bound(long long rows, long long cols) {
   return e / (1.0 - e) * (1.0 + gamma(4));  // relative to the computed σ_max (≥ (1 − e)σ_max)
 }
 
+// ---- Unit tests
+
+double reference_in_double_relative(unsigned bits, long long depth) {
+  const double u = kDoubleUnitRoundoff;
+  return (2.0 * u + (1.0 + u) * reference_relative_error(bits, depth)) * (1.0 + u) * bound_evaluation_factor(5);
+}
+
+double dot_product_reorder(long long n) { return 2.0 * gamma(n); }
+
+double reference_reorder(unsigned bits, long long depth) { return 2.0 * reference_relative_error(bits, depth); }
+
+double scaled_copy_relative_error(double eps, long long entries) {
+  const double u = kDoubleUnitRoundoff;
+  return (3.0 * u * (1.0 + eps) + eps * (2.0 * gamma(entries + 1) + u)) * bound_evaluation_factor(8);
+}
+
+double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }
+
+double monte_carlo_frequency_margin(double p, long long draws) {
+  return 5.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(draws));
+}
+
+double double_softmax_relative_error(double logit_error, double span, int k) {
+  const double u = kDoubleUnitRoundoff;
+  const double exponent_error = (2.0 * logit_error + u * (span + 2.0 * logit_error)) * bound_evaluation_factor(4);
+  return ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + gamma(k + 5)) - 1.0) * bound_evaluation_factor(4);
+}
+
+double learner_stages_target() { return 1e-2; }
+double learner_polished_target() { return 1e-10; }
+double learner_polished_test_error_target() { return 1e-20; }
+double learner_budget_limited_target() { return 1e-8; }
+double cli_learn_polished_target() { return 1e-6; }
+double cli_stages_only_target() { return 0.5; }
+double polish_recovery_target() { return 1e-12; }
+double polish_validation_target() { return 1e-24; }
+double polish_train_floor_target() { return 1e-28; }
+double net_recovery_target() { return 1e-5; }
+double net_validation_target() { return 1e-9; }
+double single_head_w_target() { return 1e-12; }
+double sculpt_hull_error_target() { return 1e-2; }
+double span_angle_target() { return 1e-2; }
+double synthetic_span_angle_target() { return 1e-3; }
+double synthetic_span_residual_target() { return 1e-3; }
+double synthetic_thin_width_target() { return 0.1; }
+double adam_baseline_target() { return 0.1; }
+
 }  // namespace mha::tolerance

@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "baseline/adam.hpp"
 #include "instances.hpp"
 
@@ -25,8 +26,8 @@ TEST_CASE("Adam learns a small instance", "[adam]") {
   const AdamResult r = train_adam(oracle, o, &inst);
   INFO(format_table(r.report));
   REQUIRE(r.report.ok);
-  CHECK(r.report.errors->theta_max_rel < 0.1);
-  CHECK(r.report.errors->w_max_rel < 0.1);
+  CHECK(r.report.errors->theta_max_rel < tolerance::adam_baseline_target());
+  CHECK(r.report.errors->w_max_rel < tolerance::adam_baseline_target());
   CHECK(r.report.stop_reason == "budget");
   // Samples: the validation set and every training batch, nothing else.
   CHECK(r.report.samples_total == r.report.validation_samples + r.report.steps * o.batch);

@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "data/instance_io.hpp"
 #include "model/instance_gen.hpp"
 
@@ -69,7 +70,7 @@ TEST_CASE("generation is a pure function of the options", "[generate]") {
   GenerateResult a = generate_instance(o), b = generate_instance(o);
   REQUIRE(a.ok);
   REQUIRE(instance_to_json(a.instance) == instance_to_json(b.instance));
-  for (const auto& h : a.instance.layer.heads) CHECK(h.theta.norm() == Approx(o.scale).epsilon(1e-14));
+  for (const auto& h : a.instance.layer.heads) CHECK(h.theta.norm() == Approx(o.scale).epsilon(tolerance::rescaled_norm_relative(h.theta.size())));
   o.seed = 2;
   REQUIRE(instance_to_json(generate_instance(o).instance) != instance_to_json(a.instance));
   o.m = 0;

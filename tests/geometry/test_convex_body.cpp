@@ -4,6 +4,7 @@
 // Tolerances: every comparison of a fast value uses the value's own a posteriori
 // error_bound (proofs/convex_body_programs.md); the LS-centre checks use the
 // backward-error + Wedin bound derived in the test itself.
+#include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "geometry/exact_programs.hpp"
 
@@ -271,7 +272,7 @@ TEST_CASE("least-squares centre recovers an affine subspace from exact constrain
     }
     const ConvexBody::Centre c = body.least_squares_centre(free);
     const Eigen::VectorXd& s = c.singular_values;
-    const double eps = 4.0 * N * n * 0x1p-53 / (1 - 4.0 * N * n * 0x1p-53);
+    const double eps = tolerance::gamma(4LL * N * n);
     const double e_norm = eps * s.norm();  // ‖M‖_F = sqrt(Σ s_i²)
     const double s_free = s(free);
     REQUIRE(s_free > 2 * e_norm);
@@ -289,7 +290,7 @@ TEST_CASE("least-squares centre recovers an affine subspace from exact constrain
     // plus the effect of the rounded b (|δb_r| ≤ u|b_r|, scaled by 1/s_free).
     const Eigen::VectorXd x_star = proj * p0;
     double db = 0;
-    for (const Slab& sl : body.slabs()) db += std::pow(0x1p-53 * std::abs(sl.b) / sl.eta, 2);
+    for (const Slab& sl : body.slabs()) db += std::pow(tolerance::kDoubleUnitRoundoff * std::abs(sl.b) / sl.eta, 2);
     const double x_bound = 2 * angle_bound * x_star.norm() + std::sqrt(db) / (s_free - e_norm);
     CHECK((c.x0 - x_star).norm() <= x_bound);
     CHECK(body.contains(c.x0) == (body.max_violation(c.x0) <= 0));

@@ -401,7 +401,9 @@ TEST_CASE("conditioning study rows", "[hardness]") {
   const SqStudyRow lin = sq_study_row(QScheme::linear, sq_q_scheme(QScheme::linear, 3), 8, 32, 1, 1);
   REQUIRE(lin.ok);
   CHECK(lin.max_abs_w == Approx(514).epsilon(0.01));
-  CHECK(lin.min_attention == Approx(1.0 / 65).epsilon(1e-12));   // 1/(1 + 4^3)
+  // 1/(1 + 4^3), exact as a rational and rounded to nearest (rational_to_double),
+  // like the IEEE division 1.0 / 65: the same double, no tolerance.
+  CHECK(lin.min_attention == 1.0 / 65);
   CHECK(lin.max_theta_norm == Approx(std::log(4.0) * std::sqrt(3.0) / 2));
   CHECK(lin.forward_max_diff <= lin.forward_max_bound);
   const SqStudyRow opt = sq_study_row(QScheme::optimized, sq_q_scheme(QScheme::optimized, 3), 8, 32, 1, 1);

@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "model/conditions.hpp"
 
 #include <catch2/catch.hpp>
@@ -163,7 +164,8 @@ TEST_CASE("arithmetic attention matrices fail non_arithmetic", "[conditions]") {
     inst.layer.heads.push_back(h);
     const ConditionReport r = check_conditions(inst);
     // Logit takes -ln 2, 0, ln 2 with probabilities 1/4, 1/2, 1/4.
-    CHECK(get(r, "theta_non_arithmetic").value == Approx(0.5).margin(0.01));
+    CHECK(get(r, "theta_non_arithmetic").value ==
+          Approx(0.5).margin(tolerance::monte_carlo_frequency_margin(0.5, ConditionThresholds{}.atom_samples)));
     CHECK_FALSE(get(r, "theta_non_arithmetic").pass);
     CHECK(get(r, "theta_heavy_column").value == Approx(8.0));  // c² / (2c²/16)
     CHECK_FALSE(get(r, "theta_heavy_column").pass);
@@ -264,7 +266,7 @@ TEST_CASE("exact enumeration of the logit atoms", "[conditions]") {
   CHECK_FALSE(b1.exact);
   CHECK(b1.pairs == 20000);
   CHECK(b1.mass == b2.mass);
-  CHECK(b1.mass == Approx(2.0 / 256).margin(0.004));
+  CHECK(b1.mass == Approx(2.0 / 256).margin(tolerance::monte_carlo_frequency_margin(2.0 / 256, mc.atom_samples)));
 
   // Default thresholds: 1/(4d²), floored at 8/N in Monte Carlo mode.
   CHECK(default_atom_mass_threshold(16) == 1.0 / 1024);

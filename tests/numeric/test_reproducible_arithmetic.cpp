@@ -2,6 +2,7 @@
 // what decides the bytes of a result on a given ISA level: Eigen's product
 // blocking (cache sizes, thread count). docs/reproducibility.md has the rest
 // (ISA level, FP contraction) and the cross-build measurements.
+#include "numeric/tolerance.hpp"
 #include "version.hpp"
 
 #include <Eigen/Dense>
@@ -52,8 +53,7 @@ TEST_CASE("Eigen's product blocking changes the bytes of a product, so the repro
   // any summation order is within γ_n·Σ|a_ik||b_kj| of the exact value
   // (Higham, Accuracy and Stability, §3.1, γ_n = n·u/(1 − n·u)), so two orders
   // differ by at most twice that...
-  const double n = 3000, u = std::numeric_limits<double>::epsilon() / 2;
-  const double gamma_n = n * u / (1 - n * u);
+  const double gamma_n = mha::tolerance::gamma(3000);
   const Eigen::MatrixXd abs_product = pinned_abs_a_times_abs_b();
   CHECK(((pinned - icelake).cwiseAbs().array() <= 2 * gamma_n * abs_product.array()).all());
   // ...and other bytes: the depth is summed in blocks of another size.

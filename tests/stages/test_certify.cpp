@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
@@ -36,21 +37,74 @@ TEST_CASE("identical heads certify every row exactly", "[certify]") {
   const MatD b = x * layer.w_sum();
   CertifyOptions o;
   o.v_min = 0.0;
+  // Rounding bounds (tolerance.hpp). The labels are the 200-bit forward pass rounded
+  // to double, y_a = fl(v° X W_Σ) with v° the exact common attention row (‖v°‖ ≤ 1);
+  // B = X fl(W_1 + W_2) in double is within γ_{d+1} |X|(|W_1| + |W_2|) of X W_Σ. So
+  // ‖y_a − v°B‖ ≤ ρ° = (u + γ_{10⁶}(2⁻²⁰⁰))‖y_a‖ + γ_{d+1} ‖|X|(|W_1| + |W_2|)‖_F,
+  // the least-squares v* is within ρ°/σ_min(B) of v°, the fast v̂ within
+  // certification_solution_bound of v*, and its residual within
+  // certification_residual_bound of ρ(v*) ≤ ρ°. σ_min(B) from JacobiSVD of Bᵀ,
+  // lowered by jacobi_singular_value_bound.
+  const int k = 3, d = 8;
+  const Eigen::JacobiSVD<MatD> svd(b.transpose());
+  const double s_max = svd.singularValues()(0);
+  const double sigma_min = svd.singularValues()(k - 1) - tolerance::jacobi_singular_value_bound(d, k) * s_max;
+  REQUIRE(sigma_min > 0);
+  const double b_fro = b.norm() * tolerance::bound_evaluation_factor(k * d + 1);
+  const double b_rounding = tolerance::gamma(d + 1) *
+                            (x.cwiseAbs() * (layer.heads[0].w.cwiseAbs() + layer.heads[1].w.cwiseAbs())).norm() *
+                            tolerance::bound_evaluation_factor(2 * k * d + d + 2);
   for (int a = 0; a < 3; ++a) {
     const RowCertificate cert = certify_row_fast(x, y, b, a, o);
     CHECK(cert.verdict == RowVerdict::certified);
-    CHECK(cert.relative_residual < 1e-12);
-    // v̂ is the common attention row.
+    const double y_norm = y.row(a).norm();
+    const double y_norm_high = y_norm * tolerance::bound_evaluation_factor(d + 1);
+    const double rho0 = ((tolerance::kDoubleUnitRoundoff + tolerance::reference_relative_error(200, 1000000)) *
+                             y_norm_high + b_rounding) * tolerance::bound_evaluation_factor(4);
+    const double v_norm = 1 + rho0 / sigma_min;
+    const double dv = tolerance::certification_solution_bound(b_fro, sigma_min, y_norm_high, v_norm, k, d);
+    const double rho_high = rho0 + tolerance::certification_residual_bound(b_fro, y_norm_high, v_norm, rho0, dv, k, d);
+    // relative_residual = fl(ρ̂ / fl(‖y_a‖)): the computed norm is ≥ (1 − γ_{d+1})‖y_a‖,
+    // one more rounding for the division.
+    CHECK(cert.relative_residual <= rho_high / (y_norm * (1 - tolerance::gamma(d + 2))) * tolerance::bound_evaluation_factor(2));
+    // v̂ is the common attention row; the double softmax att of the double logits
+    // x Θ xᵀ (within γ_{2d}|x||Θ||x|ᵀ, Higham (3.13)) is within
+    // double_softmax_relative_error of it.
     const MatD logits = x * layer.heads[0].theta * x.transpose();
     RowVec<double> att = (logits.row(a).array() - logits.row(a).maxCoeff()).exp();
     att /= att.sum();
-    CHECK((cert.v - att).cwiseAbs().maxCoeff() < 1e-10);
-    // Slab centres are the logit differences ⟨x_aᵀ(x_j − x_a), Θ⟩.
+    const double logit_size = (x.cwiseAbs() * layer.heads[0].theta.cwiseAbs() * x.cwiseAbs().transpose()).row(a).maxCoeff();
+    const double logit_error = tolerance::gamma(2 * d) * logit_size * tolerance::bound_evaluation_factor(2 * d + 2);
+    const double softmax_error = tolerance::double_softmax_relative_error(
+        logit_error, logits.row(a).maxCoeff() - logits.row(a).minCoeff(), k);
+    const double v_bound = (dv + rho0 / sigma_min + softmax_error) * tolerance::bound_evaluation_factor(3);
+    INFO("v̂ against att: bound " << v_bound << " (solution " << dv << ", least squares " << rho0 / sigma_min
+                                  << ", softmax " << softmax_error << ")");
+    CHECK((cert.v - att).cwiseAbs().maxCoeff() <= v_bound);
+    // Slab centres are the logit differences ⟨x_aᵀ(x_j − x_a), Θ⟩. b = ln(v̂_j/v̂_a)
+    // in double (4u(1 + |b|), as in property_tests/certification_no_false_positives.cpp)
+    // and ln(v°_j/v°_a) = ℓ_j − ℓ_a exactly, each v̂ within Δv = dv + ρ°/σ_min of v°:
+    // |ln v̂_b − ln v°_b| ≤ −log1p(−Δv/v°_b). ell, the 64-term dot product with ±2/0
+    // entries of a (exact), is within γ_{d²}Σ|a||Θ| of ℓ_j − ℓ_a; the double logits
+    // each within γ_{2d}(|x||Θ||x|ᵀ), their difference one more rounding.
+    const double dv_total = dv + rho0 / sigma_min;
+    const MatD logit_sizes = x.cwiseAbs() * layer.heads[0].theta.cwiseAbs() * x.cwiseAbs().transpose();
     for (const SlabConstraint& s : slabs_of_row(x, a, cert)) {
       const Eigen::Map<const RowVec<double>> vec_theta(layer.heads[0].theta.data(), 64);
       const double ell = Eigen::Map<const RowVec<double>>(s.a.data(), 64).dot(vec_theta);
-      CHECK(std::abs(ell - s.b) < 1e-9);
-      CHECK(ell == Approx(logits(a, s.other) - logits(a, a)).margin(1e-12));
+      const double ell_size = Eigen::Map<const RowVec<double>>(s.a.data(), 64).cwiseAbs().dot(vec_theta.cwiseAbs());
+      const double ell_error = tolerance::gamma(d * d) * ell_size * tolerance::bound_evaluation_factor(d * d + 1);
+      const double v_low_j = att(s.other) * (1 - softmax_error) - dv_total, v_low_a = att(a) * (1 - softmax_error) - dv_total;
+      REQUIRE(std::min(v_low_j, v_low_a) > dv_total);
+      const double centre_error =
+          (-std::log1p(-dv_total / v_low_j) - std::log1p(-dv_total / v_low_a) +
+           4 * tolerance::kDoubleUnitRoundoff * (1 + std::abs(s.b)) + ell_error) * tolerance::bound_evaluation_factor(6);
+      CHECK(std::abs(ell - s.b) <= centre_error);
+      const double difference = logits(a, s.other) - logits(a, a);
+      const double logits_error = (tolerance::gamma(2 * d) * (logit_sizes(a, s.other) + logit_sizes(a, a)) +
+                                   tolerance::kDoubleUnitRoundoff * std::abs(difference) + ell_error) *
+                                  tolerance::bound_evaluation_factor(2 * d + 4);
+      CHECK(std::abs(ell - difference) <= logits_error);
     }
   }
 }
@@ -103,7 +157,7 @@ TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certi
   RowCertificate cert;
   cert.verdict = RowVerdict::certified;
   cert.v = q.v;
-  cert.delta = q.bound * (1 + 0x1p-50);  // the MPFR bound rounded once to double
+  cert.delta = q.bound * tolerance::bound_evaluation_factor(1);  // the MPFR bound rounded once to double
   const std::vector<SlabConstraint> slabs = slabs_of_row(x, a, cert);
   REQUIRE(slabs.size() == 1);
   const SlabConstraint& s = slabs[0];
@@ -118,7 +172,7 @@ TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certi
         value += s.a[r * d + col] * theta(r, col);
         size += std::abs(s.a[r * d + col] * theta(r, col));
       }
-    const double u = 0x1p-53, gamma = (d * d + 2) * u / (1 - (d * d + 2) * u);
+    const double u = tolerance::kDoubleUnitRoundoff, gamma = tolerance::gamma(d * d + 2);
     rounding = gamma * size + 4 * u * (1 + std::abs(s.b));
     return value - s.b;
   };

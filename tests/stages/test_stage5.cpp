@@ -9,6 +9,7 @@
 // in P, each weighted residual satisfies |(Mθ − c)_r| ≤ 1, so with δ = θ − θ':
 //   (thin)   the width of P along the j-th right singular vector is ≤ 2√N / s_j;
 //   (angle)  for m = 2, sin ∠(x_max − x_min, hull direction) ≤ (2√N / s_1) / width.
+#include "numeric/tolerance.hpp"
 #include "geometry/exact_programs.hpp"
 #include "instances.hpp"
 #include "stages/stage2_sculpt.hpp"
@@ -134,10 +135,10 @@ TEST_CASE("stage-2 body at d = 10, m = 2: fast and reference paths agree on the 
   // (angle): measured 1.6e-3 rad against the bound's 8.5e-3 and max_angle 0.05.
   const double thin = 2 * std::sqrt(static_cast<double>(s.body.size())) / s.centre.singular_values(1);
   CHECK(r.subspace_angle <= std::asin(std::min(1.0, thin / r.candidate_widths[0])) * (1 + 1e-6) + 1e-12);
-  CHECK(r.subspace_angle <= 0.01);
+  CHECK(r.subspace_angle <= tolerance::span_angle_target());
 
   // The span holds the true heads up to the hull's error (stage 2 measures ~1e-3 here).
-  CHECK(span_residual(r.span_basis, thetas) < 1e-2);
+  CHECK(span_residual(r.span_basis, thetas) < tolerance::sculpt_hull_error_target());
   CHECK(span_residual(r.span_basis, thetas) <= s.report.truth->hull_error * (1 + 1e-9) + 1e-12);
 }
 
@@ -167,7 +168,7 @@ TEST_CASE("synthetic hull of m = 3 points: both paths find the plane, the span h
   CHECK(r.reference_directions.rows() == 2);
   CHECK(orthonormal_rows(r.reference_directions));
   CHECK(orthonormal_rows(r.span_basis));
-  CHECK(r.subspace_angle <= 1e-3);
+  CHECK(r.subspace_angle <= tolerance::synthetic_span_angle_target());
   check_thin_bound(b.body, centre, r, m);
   // The slabs are blind to H exactly, so the free basis is H to rounding and the
   // residual comes from x0 alone. With p⊥ the point of H nearest 0, c = M p⊥ + (ξ_r/η)_r,
@@ -177,7 +178,7 @@ TEST_CASE("synthetic hull of m = 3 points: both paths find the plane, the span h
   double smallest_norm = INFINITY;
   for (const auto& p : b.points) smallest_norm = std::min(smallest_norm, p.norm());
   CHECK(span_residual(r.span_basis, b.points) <= x0_error / smallest_norm + 1e-12);
-  CHECK(span_residual(r.span_basis, b.points) < 1e-3);
+  CHECK(span_residual(r.span_basis, b.points) < tolerance::synthetic_span_residual_target());
 }
 
 TEST_CASE("synthetic hull with one more direction no slab sees: the paths disagree", "[stage5]") {
@@ -192,7 +193,7 @@ TEST_CASE("synthetic hull with one more direction no slab sees: the paths disagr
   CHECK(r.dimension_reference == 2);
   REQUIRE(r.candidate_widths.size() == 3);
   CHECK(r.candidate_widths[1] >= 2.0);   // only the box bounds it: tens
-  CHECK(r.candidate_widths[2] < 0.1);
+  CHECK(r.candidate_widths[2] < tolerance::synthetic_thin_width_target());
   CHECK(r.message.find("expected 1") != std::string::npos);
 }
 
@@ -208,9 +209,9 @@ TEST_CASE("m = 1: the hull is a point, nothing is wide, the span is x0's directi
   CHECK(r.reference_directions.rows() == 0);
   REQUIRE(r.candidate_widths.size() == 1);  // m = 1 smallest constrained direction
   REQUIRE(r.span_basis.rows() == 1);
-  CHECK(r.candidate_widths[0] < 0.1);
+  CHECK(r.candidate_widths[0] < tolerance::synthetic_thin_width_target());
   check_thin_bound(b.body, centre, r, 1);
-  CHECK(span_residual(r.span_basis, b.points) < 1e-3);
+  CHECK(span_residual(r.span_basis, b.points) < tolerance::synthetic_span_residual_target());
 }
 
 TEST_CASE("tiny body: CLP candidate widths are within their error bounds of CGAL's exact widths", "[stage5]") {

@@ -1,3 +1,4 @@
+#include "numeric/tolerance.hpp"
 #include "instances.hpp"
 #include "model/reference.hpp"
 #include "stages/stage6_net.hpp"
@@ -39,8 +40,8 @@ TEST_CASE("the net over the exact hull recovers the true heads and W", "[stage6]
   CHECK(max_theta_error(r.coarse_layer, inst.layer) < r.report.coarse_resolution / 4.0);
   // Refined to a step of ~1e-6 on the exact hull: the heads and W are recovered
   // to about that step (the problem is noiseless).
-  CHECK(max_theta_error(r.layer, inst.layer) < 1e-5);
-  CHECK(r.report.validation_error < 1e-9);
+  CHECK(max_theta_error(r.layer, inst.layer) < tolerance::net_recovery_target());
+  CHECK(r.report.validation_error < tolerance::net_validation_target());
   CHECK(r.report.validation_error <= r.report.coarse_validation_error);
   CHECK_FALSE(r.report.refine_capped);
   // The pattern search's iteration cap stops it early, says so, and keeps the best tuple so far.
@@ -58,7 +59,7 @@ TEST_CASE("with one head the hull is a point and stage 6 is least squares for W 
   NetOptions o;
   const NetResult r = search_net(oracle, flat(inst.layer.heads[0].theta), Eigen::MatrixXd(0, 100), 1, o);
   CHECK(r.report.tuples_exhaustive == 1);
-  CHECK((r.layer.heads[0].w - inst.layer.heads[0].w).norm() / inst.layer.heads[0].w.norm() < 1e-12);
+  CHECK((r.layer.heads[0].w - inst.layer.heads[0].w).norm() / inst.layer.heads[0].w.norm() < tolerance::single_head_w_target());
 }
 
 TEST_CASE("least squares for W refuses a rank-deficient design", "[stage6]") {
