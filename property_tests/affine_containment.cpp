@@ -36,7 +36,7 @@ const Widening widened = [](double eta, double n) { return (1 + 2 * n) * eta; };
 using Centre = std::function<double(double v_j, double v_a)>;
 const Centre library_centre = [](double v_j, double v_a) { return std::log(v_j / v_a); };
 
-struct Counts {
+struct AffineCounts {
   int cases{0}, no_slab{0}, outside_unwidened{0};
 };
 
@@ -47,7 +47,7 @@ bool inside(double value, double b, double allowed, double magnitude, int m) {
   return std::abs(value - b) <= allowed + tolerance::gamma(8 * (m + 2)) * magnitude;
 }
 
-void check_affine_containment(const Widening& widen, const Centre& centre, Counts* counts) {
+void check_affine_containment(const Widening& widen, const Centre& centre, AffineCounts* counts) {
   const int d = *rc::gen::inRange(4, 11).as("d");
   const int k = 2;
   const int m = *rc::gen::inRange(2, std::min(3, d / k) + 1).as("m");  // k·m ≤ d
@@ -120,7 +120,7 @@ void check_affine_containment(const Widening& widen, const Centre& centre, Count
 }  // namespace
 
 TEST_CASE("affine combinations of the heads lie in the (widened) slabs", "[property][certification]") {
-  Counts counts;
+  AffineCounts counts;
   const int cases = 60, scale = mha::test::property_scale();
   mha::test::property("heads and convex combinations in eta, affine ones in (1 + 2N) eta", cases,
                       [&] { check_affine_containment(widened, library_centre, &counts); });

@@ -63,11 +63,11 @@ bool lemma_holds(const LemmaQuantities& q, double delta, double allowance) {
   return q.c_norm * down <= delta * up && q.c_norm * up >= lower;
 }
 
-struct Counts {
+struct CertificationCounts {
   int rows{0}, singular{0}, slab_checks{0}, cases_with_slab{0};
 };
 
-void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, Counts* counts) {
+void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, CertificationCounts* counts) {
   const int d = *rc::gen::inRange(2, 11).as("d");
   const int m = *rc::gen::inRange(1, std::max(2, std::min(4, d / 2 + 1))).as("m");
   const int k = *rc::gen::inRange(2, std::max(3, d / m + 1)).as("k");
@@ -131,7 +131,7 @@ void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, 
 }  // namespace
 
 TEST_CASE("certification lemma: no false positives", "[property][certification]") {
-  Counts counts;
+  CertificationCounts counts;
   const int cases = 80, scale = mha::test::property_scale();
   mha::test::property("(rho - w)/|C|_F <= |c| <= (rho + w)/sigma_min(C); slabs_of_row's slabs contain every head", cases,
                       [&] { check_no_false_positives(library_delta, library_slabs, &counts); });

@@ -49,12 +49,12 @@ Layer permute_heads(const Layer& layer, const std::vector<int>& pi) {
   return out;
 }
 
-struct Counts {
+struct PermutationCounts {
   int cases{0}, moved{0}, bits_changed{0};
 };
 
 // The property; returns through RC_ASSERT. `counts` (may be null) records coverage.
-void check_head_permutation(const Forward& forward, const Permute& permute, Counts* counts) {
+void check_head_permutation(const Forward& forward, const Permute& permute, PermutationCounts* counts) {
   const auto c = *mha::test::gen_layer_case(6, 20, 4).as("case");
   const InputKind kind = *rc::gen::element(InputKind::boolean, InputKind::gaussian).as("inputs");
   const int m = c.shape.m, k = c.shape.k, d = c.shape.d;
@@ -102,7 +102,7 @@ void check_head_permutation(const Forward& forward, const Permute& permute, Coun
 }  // namespace
 
 TEST_CASE("permuting heads leaves F unchanged", "[property][symmetry]") {
-  Counts counts;
+  PermutationCounts counts;
   const int cases = 300;
   mha::test::property("F with heads permuted: the MPFR F within the forward bound, the unpermuted pass within 2γ_{mk-1}·Σ|terms|",
                       cases, [&] { check_head_permutation(fast_forward, permute_heads, &counts); });

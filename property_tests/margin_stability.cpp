@@ -44,11 +44,11 @@ Mpfr sharp_bound(int k, const Mpfr& margin) {
   return 2 * t / (1 + t);
 }
 
-struct Counts {
+struct MarginCounts {
   int worst{0}, small_margin{0};
 };
 
-void check_margin_bound(const MarginBound& bound_of, Counts* counts) {
+void check_margin_bound(const MarginBound& bound_of, MarginCounts* counts) {
   const int k = *rc::gen::inRange(2, 9).as("k");
   // Half the cases at small margins (0 .. 10 in steps of 1/4), where MATH.md's
   // bound is vacuous or nearly so; half up to 600.
@@ -94,7 +94,7 @@ void check_margin_bound(const MarginBound& bound_of, Counts* counts) {
 
 TEST_CASE("margin stability: same argmax and margins >= M give l1 distance <= S(k, M), attained",
           "[property][margin]") {
-  Counts counts;
+  MarginCounts counts;
   const int cases = 150, scale = mha::test::property_scale();
   mha::test::property("MPFR, M up to 600, logits up to 1e6: l1 <= 2(k-1)e^-M/(1+(k-1)e^-M), = on the worst case", cases,
                       [&] { check_margin_bound(sharp_bound, &counts); });

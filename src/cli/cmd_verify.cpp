@@ -81,13 +81,15 @@ Runner add_verify(CLI::App& app) {
       if (auto e = write_json_atomically(a->report_path, json{{"rows", out}, {"provenance", make_provenance("verify", {{"stages", stages}, {"seed", a->options.seed}})}});
           !e.empty())
         return fail("verify", kExitFailedRun, e);
-    bool disagree = false, incomplete = false;
-    for (const auto& c : rows) {
-      disagree |= c.compared > 0 && !c.agree;
-      incomplete |= c.compared == 0;
+    switch (verify_outcome(rows)) {
+      case VerifyOutcome::disagree:
+        return fail("verify", kExitDisagreement,
+                    "a fast path disagrees with its reference beyond the derived bound (after escalation)");
+      case VerifyOutcome::incomplete:
+        return fail("verify", kExitFailedRun, "a stage could not be compared (see its row)");
+      case VerifyOutcome::agree:
+        break;
     }
-    if (disagree) return fail("verify", kExitDisagreement, "a fast path disagrees with its reference beyond the derived bound (after escalation)");
-    if (incomplete) return fail("verify", kExitFailedRun, "a stage could not be compared (see its row)");
     return kExitOk;
   };
 }

@@ -352,4 +352,13 @@ std::vector<Comparison> verify_instance(const Instance& inst, const std::vector<
   return out;
 }
 
+VerifyOutcome verify_outcome(const std::vector<Comparison>& rows) {
+  bool incomplete = false;
+  for (const auto& c : rows) {
+    if (c.compared > 0 && !c.agree) return VerifyOutcome::disagree;
+    incomplete |= c.compared == 0;
+  }
+  return incomplete ? VerifyOutcome::incomplete : VerifyOutcome::agree;
+}
+
 }  // namespace mha

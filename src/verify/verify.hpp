@@ -75,4 +75,10 @@ const std::vector<std::string>& verify_stage_names();
 std::vector<Comparison> verify_instance(const Instance& instance, const std::vector<std::string>& stages,
                                         const VerifyOptions& options, const FastPaths& fast = default_fast_paths());
 
+// The run's outcome, which `mhalearn verify` turns into its exit status:
+// disagree (4) when any row disagrees after escalation, else incomplete (1) when
+// a row could not be compared, else agree (0).
+enum class VerifyOutcome { agree, incomplete, disagree };
+VerifyOutcome verify_outcome(const std::vector<Comparison>& rows);
+
 }  // namespace mha

@@ -165,6 +165,7 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK(c.compared > 0);
     CHECK(c.agree);
   }
+  CHECK(verify_outcome(good) == VerifyOutcome::agree);
   for (const Fault& fault : faults()) {
     FastPaths fast = default_fast_paths();
     fault.inject(fast);
@@ -174,5 +175,9 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK_FALSE(rows[0].agree);
     CHECK(rows[0].precision == fault.escalated_to);
     CHECK(rows[0].slack > 1.0);
+    CHECK(verify_outcome(rows) == VerifyOutcome::disagree);  // `mhalearn verify` exits 4
   }
+  // A row that cannot be compared makes the run incomplete (exit 1), never "agree".
+  Comparison not_compared;
+  CHECK(verify_outcome({good[0], not_compared}) == VerifyOutcome::incomplete);
 }
