@@ -116,7 +116,7 @@ Runner add_learn(CLI::App& app) {
     std::string method = "paper", init = "random";
     int m = 0;
     bool no_polish = false, no_reference = false;
-    std::string report, out;
+    std::string report, out, oracle;
   };
   auto a = std::make_shared<Args>();
   a->o.threads = default_threads();
@@ -126,6 +126,9 @@ Runner add_learn(CLI::App& app) {
       ->capture_default_str()->check(CLI::IsMember({"paper", "adam"}));
   add_learn_options(cmd, a->o, a->no_polish, a->no_reference);
   add_adam_options(cmd, a->adam, a->init);
+  cmd->add_option("--oracle", a->oracle,
+                  "stages to replace by the truth, comma-separated (stage1, hull = stages 2/4/5, stage3, stage6): "
+                  "the other stages then report their own error (needs an instance)");
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the learned layer here (instance JSON)");
   return [a] {
@@ -136,6 +139,9 @@ Runner add_learn(CLI::App& app) {
     if (o.m < 1) return fail("learn", kExitBadInput, "with --x/--y give the number of heads with --m");
     if (truth && o.m != truth->m()) return fail("learn", kExitBadInput, "--m differs from the instance's number of heads");
     const SampleSource& source = *a->in.source;
+    if (auto e = parse_oracle_stages(a->oracle, o.oracle); !e.empty()) return fail("learn", kExitBadInput, "--oracle: " + e);
+    if (o.oracle.any() && !truth) return fail("learn", kExitBadInput, "--oracle needs the true instance, not --x/--y");
+    if (o.oracle.any() && a->method == "adam") return fail("learn", kExitBadInput, "--oracle applies to --method paper");
     if (a->method == "adam") {
       AdamOptions adam = a->adam;
       parse_adam_init(a->init, adam.init);
@@ -155,10 +161,20 @@ Runner add_learn(CLI::App& app) {
     o.polish = !a->no_polish;
     o.reference = !a->no_reference;
     o.test_seed = a->in.seed;
-    std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n\n", source.d(), source.k(), o.m,
+    std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,
                 truth ? ("oracle of " + a->in.instance_path + ", seed " + std::to_string(a->in.seed)).c_str()
                       : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),
                 o.threads);
+    const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
+    if (!oracles.empty()) {
+      std::string list;
+      for (const auto& name : oracles) {
+        if (!list.empty()) list += ", ";
+        list += name;
+      }
+      std::printf("stages replaced by the truth: %s\n", list.c_str());
+    }
+    std::printf("\n");
     const LearnResult r = learn_layer(source, o, truth);
     std::printf("%s", format_table(r.report).c_str());
     json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
@@ -167,6 +183,7 @@ Runner add_learn(CLI::App& app) {
                     {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
                     {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},
                     {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads}};
+    if (!oracles.empty()) options["oracle"] = oracles;
     if (!a->report.empty()) {
       json rep = to_json(r.report);
       rep["provenance"] = make_provenance("learn", options);

@@ -4,6 +4,13 @@
 // round with the smallest validation error is kept (rounds need not improve
 // monotonically); then the optional polishing, reported separately.
 //
+// The stages are typed steps of a pipeline (learner.cpp): each takes the
+// previous stage's product (Ŵ, the body, the hull, the layer) and returns its
+// own with its report record, so any of them can be replaced by an *oracle*
+// that supplies the product from the truth (OracleStages, `learn --oracle`):
+// the stages left running then report their own error, not the error they
+// inherit.
+//
 // Every sample a stage uses comes from one stream, in disjoint consecutive
 // ranges, so the whole run is a function of (source, options): same seed ⇒ same
 // bytes, whatever the thread count. The truth, when given, is used only for the
@@ -24,6 +31,25 @@
 #include <vector>
 
 namespace mha {
+
+// Stages replaced by products taken from the truth (stage isolation). Each
+// needs the true instance.
+struct OracleStages {
+  bool stage1 = false;  // W_Σ = Σ W_i exactly instead of stage 1's estimate; round 0 then sculpts with the
+                        // lemma's widths (‖W_Σ − Ŵ‖ = 0, σ_min(C) ≥ default_sigma_min), not the heuristic ones
+  bool hull = false;    // stages 2, 4 and 5: the true affine hull aff{Θ_i} (its minimum-norm point and
+                        // orthonormal directions) instead of the sculpted body's; one round (stage 3 only
+                        // feeds stage 4's body, which the oracle replaces)
+  bool stage3 = false;  // W_Σ exactly instead of stage 3's refinement (stage 4 sculpts with ‖W_Σ − Ŵ‖ = 0)
+  bool stage6 = false;  // the true layer instead of the net's winner (isolates polishing); one round
+  bool any() const { return stage1 || hull || stage3 || stage6; }
+};
+
+// "stage1,hull,stage3,stage6" (any subset, comma-separated; "stage2", "stage4"
+// and "stage5" name the hull oracle). Returns "" or one line naming the
+// unknown stage.
+std::string parse_oracle_stages(const std::string& list, OracleStages& out);
+std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
 
 struct LearnOptions {
   int m = 0;                         // heads
@@ -47,6 +73,7 @@ struct LearnOptions {
   int reference_max_unknowns = 400;  // ... only when d² ≤ this: CLP's QP at d = 32 (1024 unknowns) runs for minutes
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
+  OracleStages oracle;               // stages replaced by the truth (needs it; learn_layer throws without)
 };
 
 struct StageRecord {
@@ -86,6 +113,7 @@ ResculptOptions sculpt_round_options(const LearnOptions& options, int round, int
 // What the learner cannot run on, as one line ("" when k and m are fine).
 std::string check_learn_input(int k, int d, int m);
 
+// Throws std::invalid_argument when options.oracle names a stage and truth is null.
 LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr);
 
 nlohmann::json to_json(const LearnReport& report);

@@ -194,6 +194,27 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
 
+TEST_CASE("learn --oracle replaces the named stages by the truth and says so in the report", "[cli][learn][oracle]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 10 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const Run r = s.run("learn " + s.path("inst.json") + " --oracle hull,stage1 --threads 2 --no-polish --test-samples 1000 "
+                      "--net-tuples 2000 --report " + s.path("r.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("stages replaced by the truth: stage1, hull") != std::string::npos);
+  const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
+  CHECK(report["provenance"]["options"]["oracle"] == nlohmann::json::array({"stage1", "hull"}));
+  CHECK(report["stages"][0]["stage"] == "1");
+  CHECK(report["stages"][0]["oracle"] == true);
+  CHECK(report["stages"][1]["oracle"] == true);  // stage 2: the true hull
+
+  // Bad oracle lists, and oracles without the truth, are bad input.
+  expect_bad_input(s.run("learn " + s.path("inst.json") + " --oracle stage7"), "unknown oracle stage 'stage7'");
+  REQUIRE(s.run("sample " + s.path("inst.json") + " --n 100 --x " + s.path("x.npy") + " --y " + s.path("y.npy")).status == 0);
+  expect_bad_input(s.run("learn --x " + s.path("x.npy") + " --y " + s.path("y.npy") + " --m 2 --oracle stage1"),
+                   "--oracle needs the true instance");
+}
+
 TEST_CASE("sculpt with its defaults (the learner's: adaptive τ) certifies rows on a generated instance", "[cli][sculpt]") {
   // Exactly the README's standalone use; with the old fixed τ = 1e-3 it failed
   // with "no row was certified".

@@ -89,3 +89,98 @@ TEST_CASE("on a finite dataset the learner stops when the data run out and polis
   CHECK(r.report.errors->theta_max_rel < tolerance::learner_budget_limited_target());
   CHECK(r.report.message.find("ran out") != std::string::npos);
 }
+
+// ---- Stage isolation: oracle stages -------------------------------------------
+
+TEST_CASE("oracle stage names parse, with stages 2, 4 and 5 naming the hull oracle", "[learn][oracle]") {
+  OracleStages o;
+  CHECK(parse_oracle_stages("", o).empty());
+  CHECK_FALSE(o.any());
+  REQUIRE(parse_oracle_stages("stage1,stage3", o).empty());
+  CHECK((o.stage1 && o.stage3 && !o.hull && !o.stage6));
+  CHECK(oracle_stage_names(o) == std::vector<std::string>{"stage1", "stage3"});
+  for (const char* hull : {"hull", "stage2", "stage4", "stage5"}) {
+    REQUIRE(parse_oracle_stages(hull, o).empty());
+    CHECK((o.hull && !o.stage1 && !o.stage3 && !o.stage6));
+  }
+  REQUIRE(parse_oracle_stages("stage6", o).empty());
+  CHECK(oracle_stage_names(o) == std::vector<std::string>{"stage6"});
+  OracleStages kept;
+  kept.stage1 = true;
+  CHECK(parse_oracle_stages("stage1,stage7", kept) ==
+        "unknown oracle stage 'stage7' (stage1, stage2, stage3, stage4, stage5, stage6 or hull)");
+  CHECK((kept.stage1 && !kept.hull));  // a refused list leaves the previous choice
+}
+
+TEST_CASE("oracle stages need the truth", "[learn][oracle]") {
+  const Instance inst = test::generated_instance(8, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o = small_learn_options();
+  o.oracle.stage1 = true;
+  CHECK_THROWS_AS(learn_layer(oracle, o, nullptr), std::invalid_argument);
+}
+
+namespace {
+const StageRecord* find_record(const LearnReport& r, const std::string& stage) {
+  for (const auto& s : r.stages)
+    if (s.stage == stage) return &s;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("the hull oracle isolates stage 6: the net on the true hull", "[learn][oracle]") {
+  const Instance inst = test::generated_instance(12, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o = small_learn_options();
+  o.polish = false;
+  o.oracle.hull = true;
+  const LearnResult r = learn_layer(oracle, o, &inst);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  const StageRecord* hull = find_record(r.report, "2");
+  REQUIRE(hull != nullptr);
+  CHECK(hull->details.value("oracle", false));
+  CHECK(hull->samples == 0);
+  CHECK(find_record(r.report, "5") == nullptr);  // stage 5 is part of the oracle
+  CHECK(find_record(r.report, "3") == nullptr);  // one round: stage 3 feeds only stage 4's body
+  CHECK(r.report.round_validation_error.size() == 1);
+  // The net alone on the exact hull: the only error left is the net's refinement
+  // and the W fit's, far below what the sculpted hull gives (≈ 1e−4 at this shape).
+  CHECK(r.report.errors_before_polish->theta_max_rel < tolerance::learner_stages_target() / 100);
+}
+
+TEST_CASE("the stage-1 oracle replaces Ŵ by W_Σ and round 0 then sculpts with the lemma's widths", "[learn][oracle]") {
+  const Instance inst = test::generated_instance(12, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o = small_learn_options();
+  o.polish = false;
+  o.max_rounds = 1;
+  o.oracle.stage1 = true;
+  const LearnResult r = learn_layer(oracle, o, &inst);
+  INFO(format_table(r.report));
+  const StageRecord* s1 = find_record(r.report, "1");
+  REQUIRE(s1 != nullptr);
+  CHECK(s1->details.value("oracle", false));
+  CHECK(s1->samples == 0);
+  const StageRecord* s2 = find_record(r.report, "2");
+  REQUIRE(s2 != nullptr);
+  CHECK(s2->details.value("w_error_assumed", -1.0) == 0.0);
+  CHECK(s2->details.value("sigma_min_assumed", 0.0) == default_sigma_min(12, 2, 2));
+}
+
+TEST_CASE("the stage-6 oracle hands polishing the true layer", "[learn][oracle]") {
+  const Instance inst = test::generated_instance(8, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o = small_learn_options();
+  o.oracle.stage6 = true;
+  o.reference = true;  // skipped all the same: the layer does not come from the body
+  const LearnResult r = learn_layer(oracle, o, &inst);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  CHECK(r.report.errors_before_polish->theta_max_rel == 0.0);
+  CHECK(r.report.errors_before_polish->w_max_rel == 0.0);
+  CHECK(reference_disagreement(r.report).empty());
+  for (const auto& s : r.report.stages) CHECK_FALSE(s.details.contains("reference"));
+  // Polishing from the optimum stays there (it is kept only if validation does not rise).
+  CHECK(r.report.errors->theta_max_rel < tolerance::learner_polished_target());
+}
