@@ -267,6 +267,9 @@ void set_learn_option(LearnOptions& o, const std::string& name, py::handle value
   else if (name == "reference_max_unknowns") o.reference_max_unknowns = value.cast<int>();
   else if (name == "polish") o.polish = value.cast<bool>();
   else if (name == "reference") o.reference = value.cast<bool>();
+  else if (name == "oracle") {
+    if (auto e = parse_oracle_stages(value.cast<std::string>(), o.oracle); !e.empty()) bad_input("learn: oracle: " + e);
+  }
   else bad_input("learn: unknown option '" + name + "'");
 }
 
@@ -341,6 +344,7 @@ py::tuple learn_instance(const Instance& inst, uint64_t seed, const py::dict& kw
 py::tuple learn_data(const py::array& x, const py::array& y, int m, const py::dict& kw) {
   LearnOptions o = learn_options(kw);
   o.m = m;
+  if (o.oracle.any()) bad_input("learn: oracle needs the true instance, not arrays");
   DatasetOpen data = open_dataset(inputs_array(x, "X", false), labels_array(y));
   if (!data.source) bad_input(data.error);
   return run_learner(*data.source, o, nullptr, {{"source", "arrays"}, {"n", data.source->available()}});

@@ -36,7 +36,9 @@ def learn(source, y=None, m=None, *, seed=1, **options):
     options: the CLI's flags with underscores: threads, max_seconds,
     stage1_samples, rounds, sculpt_samples, crude_sculpt_samples, constraints,
     margin_samples, accept_fraction, radius, net_tuples, validation_samples,
-    test_samples, reference_max_unknowns, polish (bool), reference (bool).
+    test_samples, reference_max_unknowns, polish (bool), reference (bool),
+    oracle ("stage1,hull,stage3,stage6" or a subset: those stages' products
+    taken from the truth, instances only).
     Returns (learned Instance, report dict); the report has the CLI's --report
     keys plus "table", the CLI's printed table.
     """

@@ -144,3 +144,19 @@ def test_verify_compares_fast_and_reference_paths(inst):
     assert rows[0]["precision"] == "MPFR 128"
     with pytest.raises(ValueError, match="unknown stage 'seven'"):
         mhalearn.verify(inst, ["seven"])
+
+
+def test_learn_with_oracle_stages_marks_them_and_refuses_arrays():
+    inst = mhalearn.generate(10, 2, 2, scale=3, seed=2)
+    layer, report = mhalearn.learn(inst, oracle="hull", polish=False, reference=False, net_tuples=2000,
+                                   test_samples=1000, threads=2)
+    supplied = [s for s in report["stages"] if s.get("oracle")]
+    assert [s["stage"] for s in supplied] == ["2"]  # the true hull, in place of stages 2, 4 and 5
+    assert not any(s["stage"] == "5" for s in report["stages"])
+    # tolerance::learner_net_on_true_hull_target (src/numeric/tolerance.hpp): stage 6 alone on the true hull
+    assert report["errors_before_polish"]["theta_max_rel"] < 1e-5
+    with pytest.raises(ValueError, match="unknown oracle stage 'stage9'"):
+        mhalearn.learn(inst, oracle="stage9")
+    X, Y = mhalearn.sample(inst, 100, seed=1)
+    with pytest.raises(ValueError, match="oracle needs the true instance"):
+        mhalearn.learn(X, Y, 2, oracle="stage1")

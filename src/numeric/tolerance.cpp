@@ -110,6 +110,7 @@ double double_softmax_relative_error(double logit_error, double span, int k) {
 }
 
 double learner_stages_target() { return 1e-2; }
+double learner_net_on_true_hull_target() { return 1e-5; }
 double learner_polished_target() { return 1e-10; }
 double learner_polished_test_error_target() { return 1e-20; }
 double learner_budget_limited_target() { return 1e-8; }

@@ -146,7 +146,8 @@ TEST_CASE("the hull oracle isolates stage 6: the net on the true hull", "[learn]
   CHECK(r.report.round_validation_error.size() == 1);
   // The net alone on the exact hull: the only error left is the net's refinement
   // and the W fit's, far below what the sculpted hull gives (≈ 1e−4 at this shape).
-  CHECK(r.report.errors_before_polish->theta_max_rel < tolerance::learner_stages_target() / 100);
+  CHECK(r.report.errors_before_polish->theta_max_rel < tolerance::learner_net_on_true_hull_target());
+  CHECK(r.report.errors_before_polish->w_max_rel < tolerance::learner_net_on_true_hull_target());
 }
 
 TEST_CASE("the stage-1 oracle replaces Ŵ by W_Σ and round 0 then sculpts with the lemma's widths", "[learn][oracle]") {
