@@ -177,7 +177,7 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
     Round cur{std::move(rs.sculpt), {}, {}, INFINITY};
     SpanOptions so;
     so.reference = false;
-    cur.span = find_span(cur.sculpt.body, cur.sculpt.centre, m, so);
+    cur.span = o.span(cur.sculpt.body, cur.sculpt.centre, m, so);
     {
       StageRecord r{"5", round, 0, cur.span.seconds_fast, "", {}};
       r.details = {{"dimension_fast", cur.span.dimension_fast}, {"gap", cur.span.gap}};
@@ -302,7 +302,7 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
 
     SpanOptions so;
     so.reference = true;
-    const SpanResult span = find_span(best.sculpt.body, best.sculpt.centre, m, so);
+    const SpanResult span = o.span(best.sculpt.body, best.sculpt.centre, m, so);
     StageRecord s{"5", rep.best_round, 0, span.seconds_reference, "", {}};
     s.details = {{"reference", "LP widths of K"}, {"dimension_fast", span.dimension_fast},
                  {"dimension_reference", span.dimension_reference}, {"subspace_angle", span.subspace_angle},
