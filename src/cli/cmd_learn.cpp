@@ -3,6 +3,7 @@
 // or, with --method adam, the gradient-trained baseline on the same samples.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/fault_switch.hpp"
 #include "cli/input.hpp"
 #include "data/instance_io.hpp"
 #include "baseline/adam.hpp"
@@ -161,6 +162,7 @@ Runner add_learn(CLI::App& app) {
     o.polish = !a->no_polish;
     o.reference = !a->no_reference;
     o.test_seed = a->in.seed;
+    if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
     std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,
                 truth ? ("oracle of " + a->in.instance_path + ", seed " + std::to_string(a->in.seed)).c_str()
                       : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),

@@ -4,6 +4,7 @@
 // agrees; kExitDisagreement when one disagrees after escalation.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/fault_switch.hpp"
 #include "data/instance_io.hpp"
 #include "data/provenance.hpp"
 #include "model/instance_gen.hpp"
@@ -72,7 +73,9 @@ Runner add_verify(CLI::App& app) {
       layer_file = r.instance;
       a->options.polish_layer = &layer_file.layer;
     }
-    const std::vector<Comparison> rows = verify_instance(inst, stages, a->options);
+    FastPaths fast;
+    if (auto e = verify_fast_paths(fast); !e.empty()) return fail("verify", kExitBadInput, e);
+    const std::vector<Comparison> rows = verify_instance(inst, stages, a->options, fast);
     json out = json::array();
     for (const auto& c : rows) out.push_back(to_json(c));
     if (a->as_json) std::cout << out.dump(2) << "\n";

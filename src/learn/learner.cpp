@@ -174,7 +174,7 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
 SpanResult run_span(Pipeline& p, int round, const SculptResult& sculpt) {
   SpanOptions so;
   so.reference = false;
-  SpanResult span = find_span(sculpt.body, sculpt.centre, p.m, so);
+  SpanResult span = p.o.span(sculpt.body, sculpt.centre, p.m, so);
   StageRecord r{"5", round, 0, span.seconds_fast, "", {}};
   r.details = {{"dimension_fast", span.dimension_fast}, {"gap", span.gap}};
   r.summary = format("hull dimension %d by the singular-value gap (%.2e)", span.dimension_fast, span.gap);
@@ -320,7 +320,7 @@ void run_reference_paths(Pipeline& p, const SculptResult& best) {
 
   SpanOptions so;
   so.reference = true;
-  const SpanResult span = find_span(best.body, best.centre, p.m, so);
+  const SpanResult span = p.o.span(best.body, best.centre, p.m, so);
   StageRecord s{"5", p.rep.best_round, 0, span.seconds_reference, "", {}};
   s.details = {{"reference", "LP widths of K"}, {"dimension_fast", span.dimension_fast},
                {"dimension_reference", span.dimension_reference}, {"subspace_angle", span.subspace_angle},

@@ -22,10 +22,12 @@
 #include "stages/polish.hpp"
 #include "stages/stage3_margin.hpp"
 #include "stages/stage4_resculpt.hpp"
+#include "stages/stage5_span.hpp"
 #include "stages/stage6_net.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +76,10 @@ struct LearnOptions {
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
   OracleStages oracle;               // stages replaced by the truth (needs it; learn_layer throws without)
+  // Stage 5, fast path and (on the selected round) its LP-width reference. Tests
+  // and the fault-injection build of the CLI swap in a wrong copy to see the
+  // reference check reject it (reference_disagreement).
+  std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int, const SpanOptions&)> span = find_span;
 };
 
 struct StageRecord {

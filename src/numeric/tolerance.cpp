@@ -109,6 +109,12 @@ double double_softmax_relative_error(double logit_error, double span, int k) {
   return ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + gamma(k + 5)) - 1.0) * bound_evaluation_factor(4);
 }
 
+double principal_angle_error(long long rows, long long entries) {
+  const double e = static_cast<double>(rows) * gamma(entries) + jacobi_singular_value_bound(rows, rows) +
+                   kDoubleUnitRoundoff;
+  return M_PI / std::sqrt(2.0) * std::sqrt(2.0 * e);
+}
+
 double learner_stages_target() { return 1e-2; }
 double learner_net_on_true_hull_target() { return 1e-5; }
 double learner_polished_target() { return 1e-10; }

@@ -215,6 +215,17 @@ double monte_carlo_frequency_margin(double p, long long draws);
 // Returns that relative bound (absolute too, as softmax(ℓ)_b ≤ 1).
 double double_softmax_relative_error(double logit_error, double span, int k);
 
+// The largest principal angle between the row spaces of two matrices with
+// orthonormal rows (stages/stage5_span.hpp largest_principal_angle, r rows of
+// n entries each), computed in double as acos of the smallest singular value of
+// A Bᵀ: each entry of A Bᵀ is an n-term dot product (γ_n, entries ≤ 1), so
+// ‖Δ(A Bᵀ)‖₂ ≤ r γ_n, and JacobiSVD adds jacobi_singular_value_bound(r, r)
+// (σ_max ≤ 1); the cosine is off by at most e = r γ_n + jacobi(r, r) + u (the
+// clamp and acos's own rounding are one more u each), and acos is Hölder-½:
+// |acos x − acos y| ≤ acos(1 − |x − y|) ≤ (π/√2)·√|x − y|. Returns that bound
+// on the angle's error (radians), with 2e for the roundings not counted.
+double principal_angle_error(long long rows, long long entries);
+
 // -- Accuracy targets (claims, not rounding tolerances)
 //
 // Each is the number a test asserts a stage or the learner reaches; the comment

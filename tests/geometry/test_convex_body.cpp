@@ -311,3 +311,37 @@ TEST_CASE("least-squares centre: degenerate sizes", "[geometry]") {
   const auto none_free = b.least_squares_centre(0);
   CHECK(std::isinf(none_free.gap));
 }
+
+TEST_CASE("exact programs: optimum, optimal point, minimum-norm point and violation equal hand-computed rationals", "[geometry][hardening]") {
+  // One slab 1/4 ≤ θ₁ + θ₂ ≤ 3/4 in the box |θ_c| ≤ 1 (R = 1).
+  ConvexBody b(2, 1.0);
+  b.add(Slab{{1.0, 1.0}, 0.5, 0.25});
+  const ExactLpResult top = exact_maximise(b, vec({1, 1}));
+  REQUIRE(top.status == ExactStatus::optimal);
+  CHECK(top.value == Rational(3, 4));
+  CHECK((top.x[0] + top.x[1] == Rational(3, 4)));  // an optimal point lies on the upper face
+  CHECK(exact_minimise(b, vec({1, 1})).value == Rational(1, 4));
+  // Along θ₁ alone the box binds: θ₁ = 1, θ₂ ∈ [−3/4, −1/4].
+  const ExactLpResult right = exact_maximise(b, vec({1, 0}));
+  CHECK(right.value == Rational(1));
+  CHECK(right.x[0] == Rational(1));
+  CHECK((right.x[1] >= Rational(-3, 4) && right.x[1] <= Rational(-1, 4)));
+  // The minimum-norm point: the projection of 0 onto the near face, (1/8, 1/8).
+  const ExactQpResult q = exact_min_norm_point(b);
+  REQUIRE(q.status == ExactStatus::optimal);
+  CHECK(q.x[0] == Rational(1, 8));
+  CHECK(q.x[1] == Rational(1, 8));
+  CHECK(q.norm_squared == Rational(1, 32));
+  CHECK(q.inside_ball);
+  // The fast QP's point within its own error bound of it.
+  const ConvexBody::QpResult fq = b.min_norm_point();
+  REQUIRE(fq.status == ConvexBody::QpResult::optimal);
+  CHECK((fq.x - vec({0.125, 0.125})).norm() <= fq.error_bound);
+  CHECK(std::abs(fq.norm - std::sqrt(1.0 / 32)) <= fq.error_bound);
+  // Violations: at (1, 1), |2 − 1/2| − 1/4 = 5/4; on the face, 0; inside, 0 (not negative).
+  CHECK(exact_slab_violation(b, {Rational(1), Rational(1)}) == Rational(5, 4));
+  CHECK(exact_slab_violation(b, {Rational(3, 4), Rational(0)}) == Rational(0));
+  CHECK(exact_slab_violation(b, {Rational(1, 4), Rational(1, 4)}) == Rational(0));
+  CHECK(exact_contains(b, std::vector<Rational>{Rational(3, 4), Rational(0)}));
+  CHECK_FALSE(exact_contains(b, std::vector<Rational>{Rational(3, 4), Rational(1, 1000000)}));
+}

@@ -8,6 +8,7 @@
 #include "hardness/sq_study.hpp"
 #include "model/conditions.hpp"
 #include "numeric/precision.hpp"
+#include "numeric/tolerance.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -471,4 +472,33 @@ TEST_CASE("mhalearn hard refuses bad input with one line and status 2", "[hardne
   expect_bad_input(s.run("hard --d 6 --m 70"), "at most 63");
   expect_bad_input(s.run("hard --m 2"), "--d and --m are required");
   CHECK_FALSE(fs::exists(s.path("never.json")));
+}
+
+TEST_CASE("sq_parameter_error_bound, sq_centred_target and parse_q_scheme on hand-computed inputs", "[hardness][hardening]") {
+  // E = Σ_i (e^{2m·dθ_i} − 1)|ŵ_i| + |ŵ_i − w_i|, times kSqBoundEvaluationFactor:
+  // m = 2, dθ = (¼, ⅛), |ŵ| = (3, ½), |Δw| = (½, 0): (e − 1)·3 + ½ + (e^{½} − 1)·½
+  // = 5.9792061207272… times the factor 1 + 2⁻⁴⁰: 5.9792061207326378358 (mpmath, 60 digits).
+  const double e = sq_parameter_error_bound(2, {0.25, 0.125}, {3.0, 0.5}, {0.5, 0.0});
+  const double exact = 5.9792061207326378358;
+  INFO("computed " << e << ", exact " << exact);
+  CHECK(std::abs(e - exact) <= tolerance::gamma(20) * exact);
+  // g_S(X) = (x_{1,p} − x_{0,p})·χ_S(x_0 ⊙ x_1): d = 3, p = 0, S = {1, 2}.
+  SqFamilyParams p;
+  p.d = 3;
+  p.m = 2;
+  p.p = 0;
+  MatD x(2, 3);
+  x << 1, 1, -1, -1, 1, 1;  // χ_S = (1·1)(−1·1) → −1; x_{1,0} − x_{0,0} = −2
+  CHECK(sq_centred_target(p, {1, 2}, x) == 2);
+  CHECK(sq_centred_target(p, {1}, x) == -2);
+  x(1, 0) = 1;  // equal carried coordinates: 0 whatever χ_S
+  CHECK(sq_centred_target(p, {1, 2}, x) == 0);
+  for (QScheme s : {QScheme::linear, QScheme::geometric, QScheme::chebyshev, QScheme::optimized}) {
+    QScheme parsed = QScheme::linear;
+    CHECK(parse_q_scheme(to_string(s), parsed));
+    CHECK(parsed == s);
+  }
+  QScheme untouched = QScheme::geometric;
+  CHECK_FALSE(parse_q_scheme("Linear", untouched));
+  CHECK(untouched == QScheme::geometric);
 }

@@ -328,3 +328,68 @@ TEST_CASE("json and table list every check exactly once", "[conditions]") {
   CHECK(t2.find("km_le_d") != std::string::npos);
   CHECK(t2.find("checks fail: km_le_d") != std::string::npos);
 }
+
+TEST_CASE("the default thresholds on both sides of their max()", "[conditions][hardening]") {
+  // Stable rank: max(min(2, d/3), d/8).
+  CHECK(default_stable_rank_threshold(3) == 1.0);
+  CHECK(default_stable_rank_threshold(12) == 2.0);
+  CHECK(default_stable_rank_threshold(16) == 2.0);  // d/8 = 2 at the crossover
+  CHECK(default_stable_rank_threshold(64) == 8.0);
+  // Diagonal dominance: max(4, log₂ d).
+  CHECK(default_diagonal_threshold(8) == 4.0);
+  CHECK(default_diagonal_threshold(16) == 4.0);
+  CHECK(default_diagonal_threshold(1024) == 10.0);
+  // Heads: max(1, log₂ d).
+  CHECK(default_max_heads(1) == 1.0);
+  CHECK(default_max_heads(2) == 1.0);
+  CHECK(default_max_heads(16) == 4.0);
+}
+
+namespace {
+// Sets the configurable threshold of check `name` (false when it has none).
+bool set_threshold(ConditionThresholds& t, const std::string& name, double value) {
+  if (name == "theta_incoherence") t.theta_incoherence = value;
+  else if (name == "theta_stable_rank") t.theta_stable_rank = value;
+  else if (name == "theta_diagonal") t.theta_diagonal = value;
+  else if (name == "theta_heavy_column") t.theta_heavy_column = value;
+  else if (name == "theta_norm_ratio") t.theta_norm_ratio = value;
+  else if (name == "theta_norm_bound") t.theta_norm_bound = value;
+  else if (name == "theta_non_arithmetic") t.theta_atom_mass = value;
+  else if (name == "w_incoherence") t.w_incoherence = value;
+  else if (name == "w_stable_rank") t.w_stable_rank = value;
+  else if (name == "w_norm_ratio") t.w_norm_ratio = value;
+  else if (name == "heads_vs_log_d") t.max_heads = value;
+  else return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("every condition passes with its threshold at the measured value and fails one ulp past it", "[conditions][hardening]") {
+  const Instance inst = random_instance(8, 2, 2, 7);
+  const ConditionReport base = check_conditions(inst);
+  int configurable = 0;
+  for (const ConditionCheck& c : base.checks) {
+    INFO(c.name << " = " << c.value << " " << c.comparison << " threshold");
+    ConditionThresholds at, past;
+    // The failing side: below the value for "<=", above it for ">=".
+    const double beyond = std::nextafter(c.value, c.comparison == "<=" ? -INFINITY : INFINITY);
+    if (!set_threshold(at, c.name, c.value)) continue;
+    set_threshold(past, c.name, beyond);
+    ++configurable;
+    CHECK(get(check_conditions(inst, at), c.name).pass);
+    CHECK_FALSE(get(check_conditions(inst, past), c.name).pass);
+  }
+  CHECK(configurable == 11);
+  // The structural checks: k = d and k·m = d pass (at the threshold), one more fails.
+  Instance edge = random_instance(4, 2, 2, 3);
+  ConditionReport r = check_conditions(edge);
+  CHECK(get(r, "km_le_d").value == 4.0);
+  CHECK(get(r, "km_le_d").pass);
+  edge = random_instance(4, 4, 1, 3);
+  r = check_conditions(edge);
+  CHECK(get(r, "k_le_d").pass);
+  edge = random_instance(4, 5, 1, 3);
+  r = check_conditions(edge);
+  CHECK_FALSE(get(r, "k_le_d").pass);
+  CHECK_FALSE(get(check_conditions(random_instance(4, 3, 2, 3)), "km_le_d").pass);  // k·m = 6 > 4
+}

@@ -2,6 +2,8 @@
 #include "generators.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
+#include "model/reference.hpp"
+#include "numeric/precision.hpp"
 #include "stages/certify.hpp"
 #include "stages/certify_reference.hpp"
 
@@ -202,4 +204,142 @@ TEST_CASE("slab half-width matches the corollary", "[certify]") {
   CHECK(slab_half_width(0.5, 0.5, 0.0) == 0.0);
   CHECK(slab_half_width(0.3, 0.6, 0.01) == Approx(std::log(0.3 / 0.29) + std::log(0.6 / 0.59)).epsilon(1e-14));
   CHECK(std::isinf(slab_half_width(0.01, 0.6, 0.02)));
+}
+
+TEST_CASE("certify_row_reference: one head with Ŵ = W gives v = the attention row and residual 0", "[certify][hardening]") {
+  // y_a = A[a,:] X W exactly (the labels are recomputed in MPFR), B = X W: the
+  // least squares has the exact solution v = A[a,:] and residual 0, so the
+  // 200-bit answer rounded to double is the attention row rounded to double.
+  test::LayerCase c;
+  c.shape = {3, 8, 1};
+  c.scale = 2;
+  c.seed = 9;
+  const Layer layer = test::make_layer(c);
+  const MatD x = distinct_input(3, 8, 2);
+  const MatD b = x * layer.heads[0].w;
+  const Eigen::JacobiSVD<MatD> svd(b.transpose());
+  const double kappa = svd.singularValues()(0) / svd.singularValues()(2);
+  REQUIRE(std::isfinite(kappa));
+  MatD attention_rows;
+  {
+    ScopedPrecision precision(200);
+    attention_rows = to_double_matrix<Mpfr>(attention<Mpfr>(cast_matrix<Mpfr>(layer.heads[0].theta), cast_matrix<Mpfr>(x)));
+  }
+  for (int a = 0; a < 3; ++a) {
+    const ReferenceRow r = certify_row_reference(layer, x, layer.heads[0].w, a, 200);
+    for (int j = 0; j < 3; ++j)
+      CHECK(std::abs(r.v(j) - attention_rows(a, j)) <=
+            tolerance::reference_in_double_relative(200, 1000000) * std::abs(attention_rows(a, j)));
+    // The residual of an exactly solvable least squares at 200 bits: κ(B) times
+    // the reference's relative error.
+    CHECK(r.relative_residual <= 10 * kappa * tolerance::reference_relative_error(200, 1000000));
+  }
+  // With Ŵ = 2W the same row solves it with v = A[a,:]/2.
+  const ReferenceRow half = certify_row_reference(layer, x, 2 * layer.heads[0].w, 0, 200);
+  for (int j = 0; j < 3; ++j)
+    CHECK(std::abs(half.v(j) - attention_rows(0, j) / 2) <=
+          tolerance::reference_in_double_relative(200, 1000000) * std::abs(attention_rows(0, j) / 2));
+}
+
+namespace {
+// A row whose least squares is exact in double: B = [I₂ 0] (k = 2, d = 3), so
+// BBᵀ = I, v̂ = (y₁, y₂) and ρ = |y₃|. With y_a = (½, ½, 2⁻⁷) every quantity is
+// a power of two: v̂ = (½, ½), ρ = 2⁻⁷, ‖y_a‖ = √(½ + 2⁻¹⁴).
+struct ExactRow {
+  MatD x, y, b;
+};
+
+ExactRow exact_row(double v0, double v1, double r) {
+  ExactRow e{MatD(2, 3), MatD(2, 3), MatD::Zero(2, 3)};
+  e.x << 2, 0, 0, 0, 2, 0;  // distinct tokens; v̂X = 2v̂ in the first two coordinates
+  e.y << v0, v1, r, 0, 0, 0;
+  e.b(0, 0) = e.b(1, 1) = 1;
+  return e;
+}
+
+RowVerdict verdict_of(const ExactRow& e, const CertifyOptions& o) { return certify_row_fast(e.x, e.y, e.b, 0, o).verdict; }
+}  // namespace
+
+TEST_CASE("certification: v̂, ρ and δ equal their hand-computed values", "[certify][hardening]") {
+  const ExactRow e = exact_row(0.5, 0.5, 0x1p-7);
+  CertifyOptions o;
+  o.tau = 1;
+  o.v_min = 0;
+  o.sigma_min = 0x1p-4;
+  o.w_error = 0.25;
+  const RowCertificate c = certify_row_fast(e.x, e.y, e.b, 0, o);
+  CHECK(c.v(0) == 0.5);
+  CHECK(c.v(1) == 0.5);
+  CHECK(c.residual == 0x1p-7);
+  CHECK(c.relative_residual == 0x1p-7 / std::sqrt(0.5 + 0x1p-14));
+  // δ = (ρ + w_error ‖v̂X‖) / σ_min = (2⁻⁷ + ¼·√2) · 16.
+  CHECK(std::abs(c.delta - (0x1p-7 + 0.25 * std::sqrt(2.0)) * 16) <= tolerance::gamma(4) * c.delta);
+  // The slabs of the row: b = ln(v̂₁/v̂₀) = 0, η = slab_half_width(½, ½, δ), a = x₀ᵀ(x₁ − x₀).
+  o.w_error = 0;
+  const RowCertificate small = certify_row_fast(e.x, e.y, e.b, 0, o);  // δ = 2⁻⁷·16 = ⅛
+  CHECK(small.delta == 0.125);
+  const std::vector<SlabConstraint> slabs = slabs_of_row(e.x, 0, small);
+  REQUIRE(slabs.size() == 1);
+  CHECK(slabs[0].b == 0.0);
+  CHECK(slabs[0].eta == slab_half_width(0.5, 0.5, 0.125));
+  CHECK(std::abs(slabs[0].eta - 2 * std::log(0.5 / 0.375)) <= tolerance::gamma(8) * slabs[0].eta);
+  const std::vector<double> a = {-4, 4, 0, 0, 0, 0, 0, 0, 0};  // row-major x₀ᵀ(x₁ − x₀), x₀ = (2,0,0), x₁ − x₀ = (−2,2,0)
+  CHECK(slabs[0].a == a);
+}
+
+TEST_CASE("certification verdicts at and on both sides of each threshold", "[certify][hardening]") {
+  const ExactRow e = exact_row(0.5, 0.5, 0x1p-7);
+  CertifyOptions o;
+  o.v_min = 0.05;
+  o.sigma_min = 1;  // δ = ρ = 2⁻⁷
+  // Residual: ρ ≤ τ‖y_a‖ certifies, at equality too; one ulp below does not.
+  o.tau = certify_row_fast(e.x, e.y, e.b, 0, o).relative_residual;
+  CHECK(verdict_of(e, o) == RowVerdict::certified);
+  o.tau = std::nextafter(o.tau, 0.0);
+  CHECK(verdict_of(e, o) == RowVerdict::residual_too_large);
+  o.tau = 1;
+  // v_min: min v̂ = ½ ≥ v_min at equality; one ulp above it is below_v_min.
+  o.v_min = 0.5;
+  CHECK(verdict_of(e, o) == RowVerdict::certified);
+  o.v_min = std::nextafter(0.5, 1.0);
+  CHECK(verdict_of(e, o) == RowVerdict::below_v_min);
+  o.v_min = 0.05;
+  // min v̂ > δ: δ = ρ/σ_min = 2⁻⁷/2⁻⁶ = ½ = min v̂ is not above it (too uncertain);
+  // σ_min one ulp larger makes δ just below ½ (certified).
+  o.sigma_min = 0x1p-6;
+  CHECK(verdict_of(e, o) == RowVerdict::too_uncertain);
+  o.sigma_min = std::nextafter(0x1p-6, 1.0);
+  CHECK(verdict_of(e, o) == RowVerdict::certified);
+  // |Σv̂ − 1| ≤ √k δ: v̂ = (0.375, 0.5) sums to 0.875, so δ must reach 0.125/√2.
+  const ExactRow off = exact_row(0.375, 0.5, 0x1p-7);
+  const double needed = 0.125 / std::sqrt(2.0);
+  o.sigma_min = 0x1p-7 / (needed * 1.001);  // δ 0.1% above what the sum needs
+  CHECK(verdict_of(off, o) == RowVerdict::certified);
+  o.sigma_min = 0x1p-7 / (needed * 0.999);  // 0.1% below
+  CHECK(verdict_of(off, o) == RowVerdict::too_uncertain);
+}
+
+TEST_CASE("certification: B one short of full rank is rank-deficient, full rank is not", "[certify][hardening]") {
+  MatD x(3, 4), y = MatD::Zero(3, 4), b(3, 4);
+  x << 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0;
+  y.row(0) << 0.25, 0.25, 0.5, 0;
+  CertifyOptions o;
+  o.tau = 1;
+  o.v_min = 0;
+  // rank 2 = k − 1: the third row is the sum of the first two.
+  b << 1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0;
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict == RowVerdict::rank_deficient);
+  // Full rank 3, nearly dependent: the third row moved off the plane by 10⁻⁶
+  // (a Gram pivot ≈ 10⁻¹², far above the rank threshold k·2⁻⁵²·max G_jj ≈ 2·10⁻¹⁵).
+  b(2, 2) = 1e-6;
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict != RowVerdict::rank_deficient);
+  // Moved by 10⁻⁹: the pivot ≈ 10⁻¹⁸ is below that threshold — numerically rank 2.
+  b(2, 2) = 1e-9;
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict == RowVerdict::rank_deficient);
+  // Two equal tokens are refused before any rank test; one entry apart they are distinct.
+  MatD dup = x;
+  dup.row(2) = dup.row(1);
+  CHECK(certify_row_fast(dup, y, b, 0, o).verdict == RowVerdict::duplicate_tokens);
+  dup(2, 3) = 1;
+  CHECK(tokens_distinct(dup));
 }

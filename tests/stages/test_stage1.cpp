@@ -52,3 +52,15 @@ TEST_CASE("population stage-1 value is Σ_i M(Θ_i) W_i", "[stage1][population]"
   const MatD m_mpfr = to_double_matrix<Mpfr>(population_m<Mpfr>(ref.heads[0].theta, 2));
   CHECK((m_double - m_mpfr).cwiseAbs().maxCoeff() < 1e-12);
 }
+
+TEST_CASE("accumulate_stage1_statistic adds (1/k)(Σ_t x_t)ᵀ(Σ_t y_t) and its entrywise square", "[stage1][hardening]") {
+  MatD x(2, 2), y(2, 2);
+  x << 1, 2, 3, 4;    // Σ_t x_t = (4, 6)
+  y << 1, -1, 2, 0.5; // Σ_t y_t = (3, −0.5)
+  MatD sum = MatD::Ones(2, 2), sum_sq = MatD::Zero(2, 2);
+  accumulate_stage1_statistic(x, y, sum, sum_sq);
+  MatD s(2, 2);
+  s << 6, -1, 9, -1.5;  // (4, 6)ᵀ (3, −0.5) / 2
+  CHECK((sum == MatD::Ones(2, 2) + s));
+  CHECK((sum_sq == s.cwiseProduct(s)));
+}

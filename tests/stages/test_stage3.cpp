@@ -3,6 +3,8 @@
 #include "stages/stage2_sculpt.hpp"
 #include "stages/stage3_margin.hpp"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -40,4 +42,80 @@ TEST_CASE("large-margin events of the proxy pin down W_sum far better than stage
               s3.report.truth->w_sum_rel_error, s3.report.truth->true_not_large_margin);
   CHECK(s3.report.event_rank == 16);
   CHECK(s3.report.truth->w_sum_rel_error < e1 / 10);
+}
+
+TEST_CASE("logit_margin: the largest logit minus the second, and its index", "[stage3][hardening]") {
+  int argmax = -1;
+  RowVec<double> logits(4);
+  logits << 1.0, 3.0, 2.5, -7.0;
+  CHECK(logit_margin(logits, argmax) == 0.5);
+  CHECK(argmax == 1);
+  logits << 4.0, 3.0, 4.0, 0.0;  // a tie: the first maximum, margin 0
+  CHECK(logit_margin(logits, argmax) == 0.0);
+  CHECK(argmax == 0);
+  logits << -1.0, -3.0, -2.0, -0.25;  // the maximum last
+  CHECK(logit_margin(logits, argmax) == 0.75);
+  CHECK(argmax == 3);
+}
+
+namespace {
+// A dataset whose samples P..2P−1 repeat samples 0..P−1 (Gaussian, k = 2, d = 4),
+// so that stage 3's pilot (the first P) sets the threshold from exactly the
+// margins its main pass then sees. `flat_last`: every token's last coordinate 0.
+DatasetSource repeated_dataset(const Instance& inst, int64_t pilot, bool flat_last) {
+  InputBatch x = draw_inputs(5, Stream::inputs, InputKind::gaussian, 2, 4, 0, pilot, 1);
+  if (flat_last)
+    for (size_t i = 3; i < x.values.size(); i += 4) x.values[i] = 0;
+  x.values.insert(x.values.end(), x.values.begin(), x.values.end());
+  x.count = 2 * pilot;
+  std::vector<double> y = FastForward(inst.layer).run(x, 1).y;
+  return DatasetSource(std::move(x), std::move(y));
+}
+
+// The top-two margin of a row, computed independently of logit_margin.
+double top_two_margin(const RowVec<double>& row) {
+  std::vector<double> v(row.data(), row.data() + row.size());
+  std::sort(v.rbegin(), v.rend());
+  return v[0] - v[1];
+}
+}  // namespace
+
+TEST_CASE("stage 3 accepts an event at the threshold, and needs events of full rank d", "[stage3][hardening]") {
+  const Instance inst = test::generated_instance(4, 2, 2, 3.0, 8);
+  const MatD proxy = inst.layer.heads[0].theta + inst.layer.heads[1].theta;
+  const int64_t pilot = 500;
+  MarginOptions o;
+  o.pilot_samples = pilot;
+  o.accept_fraction = 0.1;
+  o.max_samples = pilot;
+  o.target_events = 1000000;  // scan every main sample
+  {
+    const DatasetSource data = repeated_dataset(inst, pilot, false);
+    const MarginResult r = refine_wsum(data, proxy, o);
+    // The threshold is the margin at index ⌊0.9 · 1000⌋ of the sorted pilot margins.
+    const LabelledBatch b = data.draw(0, pilot, 1);
+    std::vector<double> margins;
+    for (int64_t s = 0; s < pilot; ++s) {
+      const MatD xs = b.x.sample(s);
+      const MatD logits = xs * proxy * xs.transpose();
+      for (int a = 0; a < 2; ++a) margins.push_back(top_two_margin(logits.row(a)));
+    }
+    std::vector<double> sorted = margins;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(r.report.threshold == sorted[900]);
+    // Every row whose margin is ≥ the threshold, the one equal to it included, is an event.
+    const auto at_or_above = std::count_if(margins.begin(), margins.end(), [&](double m) { return m >= r.report.threshold; });
+    CHECK(at_or_above == 100);
+    CHECK(r.report.events == at_or_above);
+    CHECK(r.report.event_rank == 4);
+    CHECK(r.w_sum.rows() == 4);
+  }
+  {
+    // Every token in the hyperplane x₄ = 0: the events' tokens have rank 3 = d − 1, no fit.
+    const DatasetSource flat = repeated_dataset(inst, pilot, true);
+    const MarginResult r = refine_wsum(flat, proxy, o);
+    CHECK(r.report.events > 4);
+    CHECK(r.report.event_rank == 3);
+    CHECK(r.w_sum.size() == 0);
+  }
 }

@@ -253,3 +253,81 @@ TEST_CASE("find_span: no reference run, and arguments that do not fit", "[stage5
   o.candidates = -1;
   CHECK_THROWS_AS(find_span(b.body, centre, 2, o), std::invalid_argument);
 }
+
+TEST_CASE("largest_principal_angle between row spaces, on hand-computed subspaces", "[stage5][hardening]") {
+  const double e1 = tolerance::principal_angle_error(1, 3), e2 = tolerance::principal_angle_error(2, 3);
+  Eigen::MatrixXd a(1, 3), b(1, 3);
+  a << 1, 0, 0;
+  b << std::cos(0.3), std::sin(0.3), 0;
+  CHECK(std::abs(largest_principal_angle(a, b) - 0.3) <= e1);
+  // The same plane in two bases: every angle 0; a plane and a line in it: 0.
+  Eigen::MatrixXd p(2, 3), q(2, 3);
+  p << 1, 0, 0, 0, 1, 0;
+  q << std::sqrt(0.5), std::sqrt(0.5), 0, -std::sqrt(0.5), std::sqrt(0.5), 0;
+  CHECK(largest_principal_angle(p, q) <= e2);
+  CHECK(largest_principal_angle(p, b) <= e2);
+  // A plane tilted by 0.2 rad about the x axis: the largest angle is 0.2.
+  Eigen::MatrixXd t(2, 3);
+  t << 1, 0, 0, 0, std::cos(0.2), std::sin(0.2);
+  CHECK(std::abs(largest_principal_angle(p, t) - 0.2) <= e2);
+  // Orthogonal lines: π/2; an empty side: 0.
+  Eigen::MatrixXd z(1, 3);
+  z << 0, 0, 1;
+  CHECK(std::abs(largest_principal_angle(a, z) - M_PI / 2) <= e1);
+  CHECK(largest_principal_angle(Eigen::MatrixXd(0, 3), a) == 0.0);
+  // The bound (1.5·10⁻⁶ here) is small enough to tell 0.3 from 0.3 ± 10⁻⁵.
+  CHECK(e2 < 1e-5);
+}
+
+namespace {
+// A centre with given ascending singular values for find_span's fast path
+// (m = 2: one free direction e₁ of R⁴).
+ConvexBody::Centre centre_with(const std::vector<double>& ascending) {
+  ConvexBody::Centre c;
+  c.singular_values = Eigen::Map<const Eigen::VectorXd>(ascending.data(), 4);
+  c.free_basis = Eigen::MatrixXd::Zero(1, 4);
+  c.free_basis(0, 0) = 1;
+  c.x0 = Eigen::VectorXd::Unit(4, 1);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("stage 5's gap test: the largest ratio s_j/s_{j−1} at, below and away from min_gap", "[stage5][hardening]") {
+  const ConvexBody body(4, 10);
+  SpanOptions o;
+  o.reference = false;  // the gap is the fast path's alone
+  // Ratios 10, 1.1, 12/11: the gap 10 sits at j = 1 = m − 1 and equals min_gap — accepted.
+  SpanResult r = find_span(body, centre_with({1, 10, 11, 12}), 2, o);
+  CHECK(r.gap == 10.0);
+  CHECK(r.dimension_fast == 1);
+  // One ulp less: no clear gap, 0 free directions.
+  r = find_span(body, centre_with({1, std::nextafter(10.0, 0.0), 11, 12}), 2, o);
+  CHECK(r.gap < 10.0);
+  CHECK(r.dimension_fast == 0);
+  // The largest ratio (20) at j = 2: two free directions (m − 1 = 1 expected: the
+  // message says so).
+  r = find_span(body, centre_with({1, 2, 40, 41}), 2, o);
+  CHECK(r.gap == 20.0);
+  CHECK(r.dimension_fast == 2);
+  CHECK_THAT(r.message, Catch::Contains("2 free directions"));
+}
+
+TEST_CASE("stage 5's width test: a body thin across the hull, and one a little too wide", "[stage5][hardening]") {
+  // n = 2, R = 1: the slab |θ₂| ≤ η leaves the hull direction e₁ free (width 2
+  // in the box) and makes e₂ 2η wide; wide means ≥ R/10 = 0.1.
+  auto span_of = [](double eta) {
+    ConvexBody body(2, 1.0);
+    body.add(Slab{{0.0, 1.0}, 0.0, eta});
+    return find_span(body, body.least_squares_centre(1), 2, SpanOptions{});
+  };
+  const SpanResult thin = span_of(0.04);  // width 0.08 < 0.1
+  REQUIRE(thin.candidate_widths.size() == 2);
+  CHECK(std::abs(thin.candidate_widths[0] - 2.0) <= thin.width_error_bounds[0]);
+  CHECK(std::abs(thin.candidate_widths[1] - 0.08) <= thin.width_error_bounds[1] + tolerance::gamma(2) * 0.08);
+  CHECK(thin.wide_width == 0.1);
+  CHECK(thin.dimension_reference == 1);
+  CHECK(thin.agree);
+  const SpanResult wide = span_of(0.06);  // width 0.12 ≥ 0.1: two wide directions
+  CHECK(wide.dimension_reference == 2);
+  CHECK_FALSE(wide.agree);
+}

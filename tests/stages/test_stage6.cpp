@@ -77,3 +77,93 @@ TEST_CASE("least squares for W refuses a rank-deficient design", "[stage6]") {
   CHECK_THROWS_AS(search_net(oracle, Eigen::VectorXd::Zero(64), Eigen::MatrixXd::Zero(2, 64), 2, NetOptions{}),
                   std::invalid_argument);
 }
+
+namespace {
+// A (4, 2, 2) instance whose hull is axis-aligned, so that every grid point is
+// exact in double: x0 = 3 e₂, u = e₁ (Θ's (1,0) and (0,0) entries), R = 5, so
+// T = √(R² − ‖x0‖²) = 4 exactly, and the heads are Θ_i = x0 + t_i u.
+struct AxisHull {
+  Instance inst;
+  Eigen::VectorXd x0, u;
+};
+
+AxisHull axis_hull(double t0, double t1) {
+  AxisHull h{test::generated_instance(4, 2, 2, 2.0, 3), Eigen::VectorXd::Zero(16), Eigen::VectorXd::Zero(16)};
+  h.x0(1) = 3;
+  h.u(0) = 1;
+  h.inst.layer.heads[0].theta = Eigen::Map<const MatD>(Eigen::VectorXd(h.x0 + t0 * h.u).data(), 4, 4);
+  h.inst.layer.heads[1].theta = Eigen::Map<const MatD>(Eigen::VectorXd(h.x0 + t1 * h.u).data(), 4, 4);
+  return h;
+}
+
+// The coordinate t of Θ along u (Θ = x0 + t u exactly), or NaN when Θ is off the hull.
+double hull_coordinate(const MatD& theta, const AxisHull& h) {
+  const Eigen::VectorXd f = Eigen::Map<const Eigen::VectorXd>(theta.data(), theta.size());
+  const double t = f(0);
+  return (f - h.x0 - t * h.u).cwiseAbs().maxCoeff() == 0 ? t : NAN;
+}
+}  // namespace
+
+TEST_CASE("the net's grid, resolution, counts and refinement steps on a hand-computed hull", "[stage6][hardening]") {
+  NetOptions o;
+  o.radius = 5;
+  // C(G, 2) ≤ 10 allows G = 5 points per axis (C(6, 2) = 15 does not): the grid
+  // is −T + j · 2T/(G − 1) = −4, −2, 0, 2, 4, spacing 2.
+  o.max_tuples = 10;
+  // Heads on grid points −2 and 2: the exhaustive winner is exact, and no move
+  // of ±h improves it, so the refinement only halves h from spacing/2 = 1 while
+  // h ≥ final_step · T = 4e-7: h = 2⁰ … 2⁻²¹ (22 iterations), stopping at 2⁻²².
+  {
+    const AxisHull h = axis_hull(-2, 2);
+    const NetResult r = search_net(SampleOracle(h.inst, 1), h.x0, h.u.transpose(), 2, o);
+    CHECK(r.report.grid_per_axis == 5);
+    CHECK(r.report.grid_points == 5);
+    CHECK(r.report.coarse_resolution == 2.0);
+    CHECK(r.report.tuples_exhaustive == 10);
+    CHECK(hull_coordinate(r.coarse_layer.heads[0].theta, h) == -2.0);
+    CHECK(hull_coordinate(r.coarse_layer.heads[1].theta, h) == 2.0);
+    CHECK(r.report.refine_iterations == 22);
+    CHECK(r.report.tuples_refine == 22 * 9);  // 3 moves per head, 2 heads
+    CHECK(r.report.final_resolution == std::ldexp(1.0, -21));  // 2h at the last h = 2⁻²²
+    CHECK_FALSE(r.report.refine_capped);
+    CHECK(hull_coordinate(r.layer.heads[0].theta, h) == -2.0);
+    CHECK(hull_coordinate(r.layer.heads[1].theta, h) == 2.0);
+  }
+  // A head at 1, between grid points 0 and 2: the first refinement iteration
+  // (h = 1) moves it there exactly, without halving, then 22 halvings follow.
+  {
+    const AxisHull h = axis_hull(-2, 1);
+    const NetResult r = search_net(SampleOracle(h.inst, 1), h.x0, h.u.transpose(), 2, o);
+    CHECK(r.report.grid_per_axis == 5);
+    CHECK(hull_coordinate(r.coarse_layer.heads[0].theta, h) == -2.0);
+    const double coarse_second = hull_coordinate(r.coarse_layer.heads[1].theta, h);
+    CHECK((coarse_second == 0.0 || coarse_second == 2.0));
+    CHECK(r.report.refine_iterations == 23);
+    CHECK(r.report.tuples_refine == 23 * 9);
+    CHECK(r.report.final_resolution == std::ldexp(1.0, -21));
+    CHECK(hull_coordinate(r.layer.heads[0].theta, h) == -2.0);
+    CHECK(hull_coordinate(r.layer.heads[1].theta, h) == 1.0);
+    CHECK(r.report.validation_error < r.report.coarse_validation_error);
+  }
+}
+
+TEST_CASE("relative_error is Σ‖F − Y‖² / Σ‖Y‖² of the fast pass", "[stage6][hardening]") {
+  const Instance inst = test::generated_instance(6, 2, 2, 3.0, 4);
+  LabelledBatch batch = SampleOracle(inst, 2).draw(0, 20, 1);
+  CHECK(relative_error(inst.layer, batch, 1) == 0.0);  // noiseless labels of the same layer
+  // Labels doubled (exact in double): Σ‖F − 2F‖² / Σ‖2F‖² = 1/4 exactly.
+  for (double& v : batch.y) v *= 2;
+  CHECK(relative_error(inst.layer, batch, 2) == 0.25);
+}
+
+TEST_CASE("layer_from_stack splits W_stack into the heads' W_i in order", "[stage6][hardening]") {
+  const MatD t0 = MatD::Constant(2, 2, 1.0), t1 = MatD::Constant(2, 2, 2.0);
+  MatD stack(4, 2);
+  stack << 1, 2, 3, 4, 5, 6, 7, 8;
+  const Layer l = layer_from_stack({t0, t1}, stack);
+  REQUIRE(l.m() == 2);
+  CHECK((l.heads[0].theta == t0));
+  CHECK((l.heads[1].theta == t1));
+  CHECK((l.heads[0].w == stack.topRows(2)));
+  CHECK((l.heads[1].w == stack.bottomRows(2)));
+}

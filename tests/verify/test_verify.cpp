@@ -6,6 +6,7 @@
 #include "numeric/tolerance.hpp"
 #include "stages/certify_reference.hpp"
 #include "stages/w_least_squares.hpp"
+#include "verify/faults.hpp"
 #include "verify/verify.hpp"
 
 #include <catch2/catch.hpp>
@@ -80,70 +81,15 @@ TEST_CASE("certification: verdicts and v̂ agree with MPFR, and a wrong v̂ or v
   CHECK_THAT(flipped[0].detail, !Catch::Contains("verdict disagreements 0"));
 }
 
-namespace {
-struct Fault {
-  const char* stage;
-  unsigned escalated_to;  // the reference precision the disagreement must be confirmed at
-  std::function<void(FastPaths&)> inject;
-};
-
-std::vector<Fault> faults() {
-  const FastPaths ok = default_fast_paths();
-  // Stages 2 and 4 share the certification fast path: v̂ moved by 1e-8.
-  const auto move_v = [ok](FastPaths& f) {
-    f.certify = [ok](const MatD& x, const MatD& y, const MatD& b, int row, const CertifyOptions& co) {
-      RowCertificate c = ok.certify(x, y, b, row, co);
-      if (c.v.size() > 0) c.v(0) += 1e-8;
-      return c;
-    };
-  };
-  return {
-      {"forward", 256, [ok](FastPaths& f) {
-         f.forward = [ok](const Layer& l, const MatD& x) { MatD y = ok.forward(l, x); y(0, 0) *= 1 + 1e-9; return y; };
-       }},
-      {"1", 256, [ok](FastPaths& f) {
-         f.stage1 = [ok](const SampleSource& s, const Stage1Options& o) {
-           Stage1Result r = ok.stage1(s, o);
-           r.w_hat(0, 0) += 1e-9 * r.w_hat.cwiseAbs().maxCoeff();
-           return r;
-         };
-       }},
-      {"2", 256, move_v},
-      {"3", kExactRationals, [ok](FastPaths& f) {
-         f.stage3 = [ok](const SampleSource& s, const MatD& p, const MarginOptions& o) {
-           MarginResult r = ok.stage3(s, p, o);
-           if (r.w_sum.size() > 0) r.w_sum(0, 0) *= 1 + 1e-8;
-           return r;
-         };
-       }},
-      {"4", 256, move_v},  // stage 4 certifies with the same fast path
-      {"5", kCertifiedDouble, [ok](FastPaths& f) {
-         f.span = [ok](const ConvexBody& body, const ConvexBody::Centre& c, int m, const SpanOptions& o) {
-           SpanResult r = ok.span(body, c, m, o);
-           // Turn the hull direction by 0.2 rad towards a direction orthogonal to it.
-           Eigen::VectorXd h = r.hull_directions.row(0).transpose();
-           Eigen::VectorXd e = Eigen::VectorXd::Unit(h.size(), 0);
-           e -= e.dot(h) * h;
-           e.normalize();
-           r.hull_directions.row(0) = (std::cos(0.2) * h + std::sin(0.2) * e).transpose();
-           return r;
-         };
-       }},
-      {"6", kExactRationals, [ok](FastPaths& f) {
-         f.w_least_squares = [ok](const MatD& d, const MatD& y) {
-           std::optional<MatD> w = ok.w_least_squares(d, y);
-           if (w) (*w)(0, 0) *= 1 + 1e-8;
-           return w;
-         };
-       }},
-      {"polish", 256, [ok](FastPaths& f) {
-         // At the truth moved by 1e-6 the bound is ~1e-7 of E (the forward bound over
-         // residuals of 1e-6): a relative 1e-5 is well outside it.
-         f.squared_error = [ok](const Layer& l, const MatD& x, const MatD& y) { return ok.squared_error(l, x, y) * (1 + 1e-5); };
-       }},
-  };
+TEST_CASE("the shared faults cover every verify stage, once each, in order", "[verify]") {
+  REQUIRE(faults::stage_faults().size() == verify_stage_names().size());
+  for (size_t i = 0; i < verify_stage_names().size(); ++i) {
+    CHECK(faults::stage_faults()[i].stage == verify_stage_names()[i]);
+    CHECK(faults::find_fault(verify_stage_names()[i]) == &faults::stage_faults()[i]);
+  }
+  CHECK(faults::find_fault("7") == nullptr);
+  CHECK_THROWS_AS(faults::with_fault("all"), std::invalid_argument);
 }
-}  // namespace
 
 TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one after escalating", "[verify]") {
   const Instance inst = mha::test::generated_instance(10, 2, 2, 3.0, 12);  // every stage compares on it (not so on every instance: stage 3's events can have rank < d, stage 5's body may not be thin)
@@ -162,10 +108,8 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK(c.agree);
   }
   CHECK(verify_outcome(good) == VerifyOutcome::agree);
-  for (const Fault& fault : faults()) {
-    FastPaths fast = default_fast_paths();
-    fault.inject(fast);
-    const auto rows = verify_instance(inst, {fault.stage}, o, fast);
+  for (const faults::Fault& fault : faults::stage_faults()) {
+    const auto rows = verify_instance(inst, {fault.stage}, o, faults::with_fault(fault.stage));
     INFO("stage " << fault.stage << ": " << rows[0].detail);
     CHECK(rows[0].compared > 0);
     CHECK_FALSE(rows[0].agree);
@@ -176,4 +120,36 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
   // A row that cannot be compared makes the run incomplete (exit 1), never "agree".
   Comparison not_compared;
   CHECK(verify_outcome({good[0], not_compared}) == VerifyOutcome::incomplete);
+}
+
+TEST_CASE("escalate stops at the first agreeing rung and reports it; precision names", "[verify][hardening]") {
+  std::vector<unsigned> calls;
+  auto agree_from = [&](unsigned first_agreeing) {
+    return [&calls, first_agreeing](unsigned bits) {
+      calls.push_back(bits);
+      Comparison c;
+      c.compared = 1;
+      c.agree = bits == first_agreeing;
+      return c;
+    };
+  };
+  CHECK(escalate(agree_from(128)).precision == 128u);
+  CHECK((calls == std::vector<unsigned>{128}));
+  calls.clear();
+  const Comparison at256 = escalate(agree_from(256));
+  CHECK((at256.agree && at256.precision == 256u));
+  CHECK((calls == std::vector<unsigned>{128, 256}));
+  calls.clear();
+  const Comparison never = escalate(agree_from(1), {128, 256, kExactRationals});
+  CHECK((!never.agree && never.precision == kExactRationals));
+  CHECK((calls == std::vector<unsigned>{128, 256, kExactRationals}));
+  CHECK(precision_name(kExactRationals) == "exact rationals");
+  CHECK(precision_name(kCertifiedDouble) == "double, certified");
+  CHECK(precision_name(256) == "MPFR 256");
+  Comparison c;
+  CHECK(std::string(verdict(c)) == "not compared");
+  c.compared = 1;
+  CHECK(std::string(verdict(c)) == "DISAGREE");
+  c.agree = true;
+  CHECK(std::string(verdict(c)) == "agree");
 }

@@ -1,0 +1,64 @@
+#include "cli/fault_switch.hpp"
+
+#include "learn/learner.hpp"
+#include "verify/verify.hpp"
+
+#if MHALEARN_FAULT_INJECTION
+#include "verify/faults.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#endif
+
+namespace mha::cli {
+
+#if MHALEARN_FAULT_INJECTION
+namespace {
+// The stage named by MHALEARN_INJECT_FAULT ("" when unset or empty), or an error.
+std::string injected_stage(std::string& error) {
+  const char* value = std::getenv("MHALEARN_INJECT_FAULT");
+  if (!value || !*value) return "";
+  if (!faults::find_fault(value))
+    error = std::string("MHALEARN_INJECT_FAULT=") + value + " is not a stage (forward, 1, 2, 3, 4, 5, 6 or polish)";
+  return value;
+}
+}  // namespace
+
+std::string verify_fast_paths(FastPaths& fast) {
+  std::string error;
+  const std::string stage = injected_stage(error);
+  fast = default_fast_paths();
+  if (!error.empty()) return error;
+  if (!stage.empty()) {
+    fast = faults::with_fault(stage);
+    std::fprintf(stderr, "mhalearn: fault injected into stage %s: %s\n", stage.c_str(),
+                 faults::find_fault(stage)->what.c_str());
+  }
+  return "";
+}
+
+std::string learn_fast_paths(LearnOptions& options) {
+  std::string error;
+  const std::string stage = injected_stage(error);
+  if (!error.empty()) return error;
+  if (stage.empty()) return "";
+  // The learner runs a reference path against stage 5 alone (the LP widths on
+  // the selected round, reference_disagreement); a fault elsewhere would go
+  // unchecked, so it is refused rather than silently run.
+  if (stage != "5")
+    return "MHALEARN_INJECT_FAULT=" + stage + ": learn checks only stage 5 against a reference path (use verify)";
+  options.span = faults::with_fault(stage).span;
+  std::fprintf(stderr, "mhalearn: fault injected into stage %s: %s\n", stage.c_str(),
+               faults::find_fault(stage)->what.c_str());
+  return "";
+}
+#else
+std::string verify_fast_paths(FastPaths& fast) {
+  fast = default_fast_paths();
+  return "";
+}
+
+std::string learn_fast_paths(LearnOptions&) { return ""; }
+#endif
+
+}  // namespace mha::cli

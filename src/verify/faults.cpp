@@ -1,0 +1,112 @@
+#include "verify/faults.hpp"
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace mha::faults {
+
+namespace {
+
+// Stages 2 and 4 share the certification fast path: v̂ moved by 1e-8.
+void move_v(FastPaths& f) {
+  f.certify = [ok = f.certify](const MatD& x, const MatD& y, const MatD& b, int row, const CertifyOptions& co) {
+    RowCertificate c = ok(x, y, b, row, co);
+    if (c.v.size() > 0) c.v(0) += 1e-8;
+    return c;
+  };
+}
+
+// Stage 5's fast path reads the hull directions off the body's centre (the
+// singular vectors of the smallest singular values): the first one turned by
+// 0.2 rad towards a direction orthogonal to it, before the span is read off,
+// so that both `verify` and find_span's own comparison (the learner's
+// reference check) see the turned direction.
+void turn_hull_direction(FastPaths& f) {
+  f.span = [ok = f.span](const ConvexBody& body, const ConvexBody::Centre& c, int m, const SpanOptions& o) {
+    if (c.free_basis.rows() == 0) return ok(body, c, m, o);
+    ConvexBody::Centre turned = c;
+    const Eigen::VectorXd h = c.free_basis.row(0).transpose();
+    Eigen::VectorXd e = Eigen::VectorXd::Unit(h.size(), 0);
+    e -= e.dot(h) * h;
+    e.normalize();
+    turned.free_basis.row(0) = (std::cos(0.2) * h + std::sin(0.2) * e).transpose();
+    return ok(body, turned, m, o);
+  };
+}
+
+std::vector<Fault> make_faults() {
+  return {
+      {"forward", 256,
+       [](FastPaths& f) {
+         f.forward = [ok = f.forward](const Layer& l, const MatD& x) {
+           MatD y = ok(l, x);
+           y(0, 0) *= 1 + 1e-9;
+           return y;
+         };
+       },
+       "one output entry scaled by 1 + 1e-9"},
+      {"1", 256,
+       [](FastPaths& f) {
+         f.stage1 = [ok = f.stage1](const SampleSource& s, const Stage1Options& o) {
+           Stage1Result r = ok(s, o);
+           r.w_hat(0, 0) += 1e-9 * r.w_hat.cwiseAbs().maxCoeff();
+           return r;
+         };
+       },
+       "Ŵ(0,0) moved by 1e-9 of its largest entry"},
+      {"2", 256, move_v, "v̂(0) moved by 1e-8"},
+      {"3", kExactRationals,
+       [](FastPaths& f) {
+         f.stage3 = [ok = f.stage3](const SampleSource& s, const MatD& p, const MarginOptions& o) {
+           MarginResult r = ok(s, p, o);
+           if (r.w_sum.size() > 0) r.w_sum(0, 0) *= 1 + 1e-8;
+           return r;
+         };
+       },
+       "the fit's W_Σ(0,0) scaled by 1 + 1e-8"},
+      {"4", 256, move_v, "v̂(0) moved by 1e-8 (stage 4 certifies with stage 2's fast path)"},
+      {"5", kCertifiedDouble, turn_hull_direction, "the first hull direction turned by 0.2 rad"},
+      {"6", kExactRationals,
+       [](FastPaths& f) {
+         f.w_least_squares = [ok = f.w_least_squares](const MatD& d, const MatD& y) {
+           std::optional<MatD> w = ok(d, y);
+           if (w) (*w)(0, 0) *= 1 + 1e-8;
+           return w;
+         };
+       },
+       "W(0,0) scaled by 1 + 1e-8"},
+      // At the truth moved by 1e-6 the bound is ~1e-7 of E (the forward bound
+      // over residuals of 1e-6): a relative 1e-5 is well outside it.
+      {"polish", 256,
+       [](FastPaths& f) {
+         f.squared_error = [ok = f.squared_error](const Layer& l, const MatD& x, const MatD& y) {
+           return ok(l, x, y) * (1 + 1e-5);
+         };
+       },
+       "the squared error scaled by 1 + 1e-5"},
+  };
+}
+
+}  // namespace
+
+const std::vector<Fault>& stage_faults() {
+  static const std::vector<Fault> faults = make_faults();
+  return faults;
+}
+
+const Fault* find_fault(const std::string& stage) {
+  for (const Fault& f : stage_faults())
+    if (f.stage == stage) return &f;
+  return nullptr;
+}
+
+FastPaths with_fault(const std::string& stage, FastPaths fast) {
+  const Fault* f = find_fault(stage);
+  if (!f) throw std::invalid_argument("no fault for stage '" + stage + "'");
+  f->inject(fast);
+  return fast;
+}
+
+}  // namespace mha::faults

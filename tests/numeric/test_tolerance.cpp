@@ -1,0 +1,67 @@
+// The named bounds of numeric/tolerance.hpp pinned to their formulas: each on a
+// hand-chosen input against its exact value (tests/numeric/tolerance_values.py:
+// the formula in exact rationals, rounded once), so that a bound a factor off —
+// which every use as an upper bound would still pass — fails here. The bounds of
+// the verify rows (γ_n, the least-squares and certification bounds) are pinned
+// in tests/verify/test_verify.cpp.
+#include "numeric/tolerance.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+namespace tol = mha::tolerance;
+
+namespace {
+// The double evaluation of a bound against its exact value: at most 20
+// roundings in each formula below, so within γ_20 of it (Higham Lemma 3.3); a
+// bound off by any factor outside [1 − 2.3e-15, 1 + 2.3e-15] fails.
+void check_value(double computed, double exact) {
+  INFO("computed " << computed << ", exact " << exact);
+  CHECK(std::abs(computed - exact) <= tol::gamma(20) * std::abs(exact));
+}
+}  // namespace
+
+TEST_CASE("unit roundoffs and evaluation factors equal their definitions", "[tolerance][hardening]") {
+  CHECK(tol::mpfr_unit_roundoff(128) == std::ldexp(1.0, -128));
+  CHECK(tol::mpfr_unit_roundoff(53) == tol::kDoubleUnitRoundoff);
+  CHECK(tol::bound_evaluation_factor(9) == 1.0 + tol::gamma(10));
+  // γ_n at the edge of its domain: n u = 1 − 2⁻⁵³·… is finite, n u ≥ 1 is +inf.
+  CHECK(std::isfinite(tol::gamma((1LL << 53) - 1)));
+  CHECK(std::isinf(tol::gamma(1LL << 53)));
+  check_value(tol::gamma(1000, std::ldexp(1.0, -40)), 1000 * std::ldexp(1.0, -40) / (1 - 1000 * std::ldexp(1.0, -40)));
+}
+
+TEST_CASE("the MPFR reference bounds equal their formulas", "[tolerance][hardening]") {
+  check_value(tol::reference_relative_error(128, 1000), 2.9387358770557188e-36);
+  check_value(tol::reference_reorder(128, 1000), 5.8774717541114375e-36);
+  check_value(tol::reference_in_double_relative(40, 1000), 9.094949246447146e-10);
+  check_value(tol::mpfr_softmax_l1_rounding_units(3), 20.0);  // 2(k + 4) + 2k, exactly
+}
+
+TEST_CASE("the property tests' bounds equal their formulas", "[tolerance][hardening]") {
+  check_value(tol::head_reorder_bound(2, 3, 4, 5.0), 5.5511151231257985e-15);
+  // Each of the three terms of squared_loss_from_forward_bound on its own.
+  check_value(tol::squared_loss_from_forward_bound(0.25, 0.5, 0.0, 6), 0.50000000000000067);
+  check_value(tol::squared_loss_from_forward_bound(0.0, 0.0, 2.0, 6), 1.7763568394002544e-15);
+  // ‖X*‖_F = 2 times the per-column bound at κ = 10, 100 × 4, ratio ‖R‖/(‖T‖‖X‖) = 1/8.
+  check_value(tol::least_squares_fit_bound(10, 100, 4, 2.0, 1.0, 4.0), 9.5923269329044935e-11);
+  check_value(tol::least_squares_fit_bound(10, 100, 4, 2.0, 1.0, 4.0),
+              2.0 * tol::qr_least_squares_relative_bound(10, 100, 4, 0.125));
+  CHECK(tol::least_squares_fit_bound(10, 100, 4, 0.0, 0.0, 4.0) == 0.0);           // X* = 0 fitted exactly
+  CHECK(std::isinf(tol::least_squares_fit_bound(10, 100, 4, 0.0, 1.0, 4.0)));      // X* = 0 with a residual: no relative bound
+  CHECK(std::isinf(tol::least_squares_fit_bound(1e13, 100, 4, 2.0, 1.0, 4.0)));    // κ ε ≥ 1
+  check_value(tol::jacobi_singular_value_bound(10, 3), 5.3290705182064332e-13);
+}
+
+TEST_CASE("the unit tests' rounding tolerances equal their formulas", "[tolerance][hardening]") {
+  check_value(tol::dot_product_reorder(10), 2.2204460492503154e-15);
+  check_value(tol::scaled_copy_relative_error(3e-3, 256), 5.0559556541430164e-16);
+  check_value(tol::rescaled_norm_relative(256), 5.7287508070661359e-14);
+  check_value(tol::monte_carlo_frequency_margin(0.25, 10000), 0.021650635094610966);
+  // (1 + expm1(2E))(1 + γ_{k+5}) − 1 subtracts 1 from a product near 1: its
+  // rounding is absolute, at most 3u (two roundings of numbers ≤ 1.01 and the
+  // product's), so the pin allows 4u more (10⁻¹³ of the value at this input).
+  const double softmax_bound = tol::double_softmax_relative_error(1e-3, 10, 3), softmax_exact = 0.004008010677344998;
+  CHECK(std::abs(softmax_bound - softmax_exact) <= tol::gamma(20) * softmax_exact + 4 * tol::kDoubleUnitRoundoff);
+}
