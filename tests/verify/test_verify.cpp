@@ -288,6 +288,30 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
   CHECK(verify_outcome({good[0], not_compared}) == VerifyOutcome::incomplete);
 }
 
+TEST_CASE("verify 2 on a small instance: the reference body's widths exact (CGAL), and a widened slab rejected", "[verify][certify]") {
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 3);  // n = d² = 36: the exact programs' range
+  VerifyOptions o;
+  o.certify_samples = 100;
+  const auto good = verify_instance(inst, {"2"}, o);
+  INFO(good[0].detail);
+  REQUIRE(good[0].parts.size() == 3);
+  const ComparisonPart& widths = good[0].parts[2];
+  INFO(widths.detail);
+  CHECK(good[0].agree);
+  CHECK(widths.compared > 0);
+  CHECK_THAT(widths.detail, Catch::Contains("exact (CGAL)"));
+  FastPaths wide = default_fast_paths();
+  const FastPaths ok = default_fast_paths();
+  wide.slabs = [ok](const MatD& x, int row, const RowCertificate& cert) {
+    auto slabs = ok.slabs(x, row, cert);
+    for (auto& s : slabs) s.eta *= 1 + 1e-6;
+    return slabs;
+  };
+  const auto bad = verify_instance(inst, {"2"}, o, wide);
+  REQUIRE(bad[0].parts.size() == 3);
+  CHECK_FALSE(bad[0].parts[2].agree);
+}
+
 TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are rejected by their parts", "[verify]") {
   const Instance inst = mha::test::generated_instance(10, 2, 2, 3.0, 12);
   VerifyOptions o;
