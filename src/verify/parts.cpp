@@ -465,6 +465,17 @@ TupleReference reference_tuple(const std::vector<const ReferenceDesign*>& train,
 
 }  // namespace
 
+WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
+                         const std::vector<double>& bounds) {
+  size_t best = 0;
+  for (size_t t = 1; t < reference_objectives.size(); ++t)
+    if (reference_objectives[t] < reference_objectives[best]) best = t;
+  if (fast_winner == best) return WinnerCheck::same;
+  if (fast_winner >= reference_objectives.size()) return WinnerCheck::different;
+  const double gap = reference_objectives[fast_winner] - reference_objectives[best];
+  return gap <= bounds[fast_winner] + bounds[best] ? WinnerCheck::tie : WinnerCheck::different;
+}
+
 ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast, unsigned bits) {
   ScopedPrecision precision(bits);
   const int k = source.k(), d = source.d();
@@ -503,10 +514,16 @@ ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast
   for (size_t t = 1; t < ref.size(); ++t)
     if (ref[t].objective < ref[best].objective) best = t;
   const size_t f = fast.winner;
+  std::vector<double> objectives, bounds;
+  for (const TupleReference& r : ref) {
+    objectives.push_back(r.objective);
+    bounds.push_back(r.bound);
+  }
+  const WinnerCheck check = check_winner(f, objectives, bounds);
   std::string winner;
-  if (f == best) {
+  if (check == WinnerCheck::same) {
     winner = "the fast winner is the reference winner";
-  } else if (f < ref.size() && ref[f].objective - ref[best].objective <= ref[f].bound + ref[best].bound) {
+  } else if (check == WinnerCheck::tie) {
     ++part.undecided;  // a tie within the derived bounds: the ranking is not decided by the arithmetic
     winner = format("tie: the fast winner's reference error %.6e is within the bounds of the reference winner's %.6e",
                     f < ref.size() ? ref[f].objective : 0.0, ref[best].objective);

@@ -81,4 +81,11 @@ std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, const
 // reference errors within the sum of their bounds: counted undecided).
 ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast, unsigned bits);
 
+// The winner check: `fast_winner` against the argmin of the reference objectives
+// E*; a different winner is a tie (undecided) when E*_f − E*_r ≤ B_f + B_r (the
+// edge included), else a disagreement.
+enum class WinnerCheck { same, tie, different };
+WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
+                         const std::vector<double>& bounds);
+
 }  // namespace mha

@@ -126,6 +126,18 @@ TEST_CASE("selection: a row within its band of τ is undecided, one ulp outside 
   CHECK(p.slack > 1.0);
 }
 
+TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (the edge included), beyond it a disagreement", "[verify][stage6]") {
+  const std::vector<double> objectives = {0.5, 0.25, 1.0};
+  CHECK(check_winner(1, objectives, {0.125, 0.125, 0.0}) == WinnerCheck::same);
+  // E*_0 − E*_1 = 0.25 = B_0 + B_1 exactly: a tie.
+  CHECK(check_winner(0, objectives, {0.125, 0.125, 0.0}) == WinnerCheck::tie);
+  // E*_0 one ulp lower (gap 0.25 − 2⁻⁵⁴, exact): inside; one ulp higher (gap 0.25 + 2⁻⁵³, exact): outside.
+  CHECK(check_winner(0, {std::nextafter(0.5, 0.0), 0.25, 1.0}, {0.125, 0.125, 0.0}) == WinnerCheck::tie);
+  CHECK(check_winner(0, {std::nextafter(0.5, 1.0), 0.25, 1.0}, {0.125, 0.125, 0.0}) == WinnerCheck::different);
+  CHECK(check_winner(2, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);
+  CHECK(check_winner(7, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);  // no such tuple
+}
+
 TEST_CASE("least squares: the fast QR agrees with MPFR and exact rationals, a wrong answer does not", "[verify][stage6]") {
   const Instance inst = mha::test::generated_instance(6, 2, 2, 2.0, 5);
   VerifyOptions o;
