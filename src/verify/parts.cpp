@@ -121,14 +121,14 @@ struct Bodies {
   int rows_both = 0, rows_excluded = 0, slab_count_mismatch = 0;
 };
 
-// The reference's decision on a point: outside when some slab (or the ball) is
-// violated beyond its band, inside when every one is satisfied beyond its band.
-BandSide reference_membership(const Bodies& bodies, const Eigen::VectorXd& theta, long long n) {
+BandSide membership_side(const ConvexBody& reference, const std::vector<const ReferenceSlab*>& bounds,
+                         const Eigen::VectorXd& theta) {
+  const long long n = reference.dim();
   const double theta_max = theta.cwiseAbs().maxCoeff();
   const Mat<Mpfr> tm = cast_matrix<Mpfr>(MatD(theta.transpose()));
   const unsigned bits = current_precision_bits();
   bool undecided = false;
-  const auto& slabs = bodies.reference.slabs();
+  const auto& slabs = reference.slabs();
   for (size_t r = 0; r < slabs.size(); ++r) {
     Mpfr dot(0);
     double abs_dot = 0;
@@ -137,7 +137,7 @@ BandSide reference_membership(const Bodies& bodies, const Eigen::VectorXd& theta
       abs_dot += std::abs(slabs[r].a[c] * theta(c));
     }
     const double value = Mpfr(abs(dot - slabs[r].b) - slabs[r].eta).convert_to<double>();
-    const ReferenceSlab& rb = *bodies.bounds[r];
+    const ReferenceSlab& rb = *bounds[r];
     const double band = tol::slab_membership_band(abs_dot, std::abs(slabs[r].b), slabs[r].eta, n, rb.centre_bound,
                                                   rb.width_bound, rb.normal_bound, theta_max) +
                         tol::reference_relative_error(bits, n + 4) * (abs_dot + std::abs(slabs[r].b) + slabs[r].eta);
@@ -146,12 +146,22 @@ BandSide reference_membership(const Bodies& bodies, const Eigen::VectorXd& theta
     undecided |= side == BandSide::undecided;
   }
   const double norm = Mpfr(tm.norm()).convert_to<double>();
-  const double radius = bodies.reference.radius();
+  const double radius = reference.radius();
   const BandSide ball = side_of(norm, radius, tol::ball_membership_band(norm, radius, n) +
                                                  tol::reference_relative_error(bits, n + 2) * norm);
   if (ball == BandSide::above) return BandSide::above;
   return undecided || ball == BandSide::undecided ? BandSide::undecided : BandSide::below;
 }
+
+}  // namespace
+
+BandSide reference_membership(const ConvexBody& reference, const std::vector<const ReferenceSlab*>& bounds,
+                              const Eigen::VectorXd& theta, unsigned bits) {
+  ScopedPrecision precision(bits);
+  return membership_side(reference, bounds, theta);
+}
+
+namespace {
 
 // The band of the constraint that binds at `theta` along g, as a step along g.
 struct Exit {
@@ -237,7 +247,7 @@ ComparisonPart compare_membership(const Bodies& bodies, const Layer& truth, cons
   int inside = 0, outside = 0, disagreements = 0;
   for (const auto& [name, theta] : points) {
     const bool fast_inside = bodies.fast.contains(theta);
-    const BandSide ref = reference_membership(bodies, theta, n);
+    const BandSide ref = membership_side(bodies.reference, bodies.bounds, theta);
     ++part.compared;
     if (ref == BandSide::undecided) {
       ++part.undecided;

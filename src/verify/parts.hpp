@@ -18,6 +18,7 @@
 #pragma once
 
 #include "data/oracle.hpp"
+#include "geometry/convex_body.hpp"
 #include "stages/certify.hpp"
 #include "stages/certify_reference.hpp"
 #include "stages/stage3_margin.hpp"
@@ -64,6 +65,14 @@ struct BodyOptions {
   int boundary_rays = 4;     // rays from the fast centre to the fast body's boundary
   uint64_t seed = 1;
 };
+
+// The reference's decision on a point of the reference body at `bits`: above
+// (outside) when some slab's |⟨a*, θ⟩ − b*| − η* or ‖θ‖ − R exceeds its band
+// (tolerance::slab_membership_band with the slab's bounds, ball_membership_band,
+// plus the reference's own error), below (inside) when every one is below minus
+// its band, undecided otherwise (a band's edge included).
+BandSide reference_membership(const ConvexBody& reference, const std::vector<const ReferenceSlab*>& bounds,
+                              const Eigen::VectorXd& theta, unsigned bits);
 
 // Three parts: "body slabs" (b, η, a of every slab both paths build), "body
 // membership" (test points: the true Θ_i, the fast centre, points at derived

@@ -126,6 +126,35 @@ TEST_CASE("selection: a row within its band of τ is undecided, one ulp outside 
   CHECK(p.slack > 1.0);
 }
 
+TEST_CASE("body membership: a point within its band of a slab's boundary is undecided, one ulp outside it is decided", "[verify][certify]") {
+  // One slab |θ_0| ≤ 1 in R⁴, R = 20, its bounds zero (the band is the evaluation's alone).
+  ConvexBody body(4, 20);
+  body.add(Slab{{1, 0, 0, 0}, 0, 1});
+  const ReferenceSlab exact_data;  // centre, width and normal bounds 0
+  const std::vector<const ReferenceSlab*> bounds = {&exact_data};
+  const double inf = std::numeric_limits<double>::infinity();
+  auto band = [](double t) {
+    return tol::slab_membership_band(std::abs(t), 0, 1, 4, 0, 0, 0, std::abs(t)) +
+           tol::reference_relative_error(128, 8) * (std::abs(t) + 1);
+  };
+  auto side = [&](double t) { return reference_membership(body, bounds, Eigen::Vector4d(t, 0, 0, 0), 128); };
+  // Outer edge: the largest t with t − 1 ≤ band(t) (t − 1 is exact here).
+  double outer = 1 + band(1);
+  while (outer - 1 > band(outer)) outer = std::nextafter(outer, 0.0);
+  while (std::nextafter(outer, inf) - 1 <= band(std::nextafter(outer, inf))) outer = std::nextafter(outer, inf);
+  CHECK(side(outer) == BandSide::undecided);                        // at the edge
+  CHECK(side(std::nextafter(outer, 0.0)) == BandSide::undecided);   // just inside the band
+  CHECK(side(std::nextafter(outer, inf)) == BandSide::above);       // one ulp outside: outside the body
+  // Inner edge: the smallest t with 1 − t ≤ band(t).
+  double inner = 1 - band(1);
+  while (1 - inner > band(inner)) inner = std::nextafter(inner, inf);
+  while (1 - std::nextafter(inner, 0.0) <= band(std::nextafter(inner, 0.0))) inner = std::nextafter(inner, 0.0);
+  CHECK(side(inner) == BandSide::undecided);
+  CHECK(side(std::nextafter(inner, 0.0)) == BandSide::below);       // one ulp outside the band: inside the body
+  CHECK(side(0.5) == BandSide::below);
+  CHECK(side(25) == BandSide::above);                               // outside the ball too
+}
+
 TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (the edge included), beyond it a disagreement", "[verify][stage6]") {
   const std::vector<double> objectives = {0.5, 0.25, 1.0};
   CHECK(check_winner(1, objectives, {0.125, 0.125, 0.0}) == WinnerCheck::same);
