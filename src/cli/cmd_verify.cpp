@@ -22,9 +22,15 @@ namespace {
 void print_table(const std::vector<Comparison>& rows) {
   std::printf("%-7s %9s %12s %12s %9s %-18s %-12s %s\n", "stage", "compared", "max diff", "bound", "slack",
               "reference", "verdict", "detail");
-  for (const auto& c : rows)
+  for (const auto& c : rows) {
     std::printf("%-7s %9d %12.3e %12.3e %9.2e %-18s %-12s %s\n", c.stage.c_str(), c.compared, c.max_difference,
                 c.bound, c.slack, precision_name(c.precision).c_str(), verdict(c), c.detail.c_str());
+    // A row's parts, indented under it (their undecided items are in the row's count).
+    for (const auto& p : c.parts)
+      std::printf("  %-16s %9d %12.3e %12.3e %9.2e %-18s %-12s %s\n", p.name.c_str(), p.compared, p.max_difference,
+                  p.bound, p.slack, precision_name(p.precision).c_str(), p.agree ? "agree" : "DISAGREE",
+                  p.detail.c_str());
+  }
 }
 }  // namespace
 

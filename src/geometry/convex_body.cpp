@@ -674,13 +674,21 @@ ConvexBody::LpResult ConvexBody::optimise(const Eigen::VectorXd& u, double sense
     // Upper bound on the optimum from dual certificates: CLP's y (either sign: the
     // bound does not rely on CLP's sign convention) and the refitted y.
     double upper = dual_upper_bound(d, radius_, v, y);
+    out.dual = y;
+    auto try_dual = [&](const Eigen::VectorXd& candidate) {
+      const double bound = dual_upper_bound(d, radius_, v, candidate);
+      if (bound < upper) {
+        upper = bound;
+        out.dual = candidate;
+      }
+    };
     if (N > 0) {
-      upper = std::min(upper, dual_upper_bound(d, radius_, v, -y));
+      try_dual(-y);
       std::vector<int> free_cols;
       for (int c = 0; c < n_; ++c)
         if (std::abs(x(c)) < radius_) free_cols.push_back(c);
       for (const Eigen::VectorXd& y_fit : fitted_duals(d, v, rows_at_bound(model, N), free_cols, res.value, 1.0))
-        upper = std::min(upper, dual_upper_bound(d, radius_, v, y_fit));
+        try_dual(y_fit);
     }
     double lower = down(value - value_err);
     if (!feasible) {

@@ -113,6 +113,9 @@ class ConvexBody {
     bool certified = false;
     int iterations = 0;
     std::string message;
+    // The slab multipliers y of the dual certificate behind the upper side of the
+    // bracket (of max ⟨sense·u, θ⟩): U(y) = Σ_r (y_r b_r + |y_r| η_r) + R‖sense·u − Aᵀy‖₁.
+    Eigen::VectorXd dual;
   };
   LpResult maximise(const Eigen::VectorXd& u) const;
   LpResult minimise(const Eigen::VectorXd& u) const;

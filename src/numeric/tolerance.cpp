@@ -1,5 +1,6 @@
 #include "numeric/tolerance.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -53,6 +54,82 @@ double certification_residual_bound(double b_frobenius, double y_norm, double v_
 }
 
 double reference_relative_error(unsigned bits, long long depth) { return gamma(depth, mpfr_unit_roundoff(bits)); }
+
+// ---- verify: stage 3's selection, the body of stages 2 and 4
+
+double logit_margin_bound(double abs_logit_max, double margin, int d) {
+  const double u = kDoubleUnitRoundoff;
+  const double logits = 2.0 * gamma(2LL * d) * abs_logit_max;
+  return (logits + u * (std::abs(margin) + logits)) * bound_evaluation_factor(2LL * d + 6);
+}
+
+double slab_centre_difference_bound(double v_j, double v_a, double centre, double v_error) {
+  const double u = kDoubleUnitRoundoff;
+  if (!(v_error < v_j && v_error < v_a)) return kInf;
+  const double moved = v_error / (v_j - v_error) + v_error / (v_a - v_error);
+  return ((moved + gamma(1)) * (1.0 + 2.0 * u) + 3.0 * u * std::abs(centre)) * bound_evaluation_factor(12);
+}
+
+double slab_width_difference_bound(double v_j, double v_a, double delta, double eta, double v_error,
+                                   double delta_error) {
+  const double u = kDoubleUnitRoundoff;
+  const double d_hi = delta + delta_error;
+  double total = 2.0 * u * eta;
+  for (double w : {v_j, v_a}) {
+    const double w_lo = w - v_error;
+    if (!(w_lo > d_hi)) return kInf;
+    const double gap = w_lo - d_hi;
+    total += delta_error / gap + v_error * d_hi / (w_lo * gap);  // mean value theorem
+    total += gamma(2) * d_hi / gap + 2.0 * u * -std::log1p(-d_hi / w_lo);  // evaluation
+  }
+  return total * bound_evaluation_factor(24);
+}
+
+double slab_normal_difference_bound(double a_l1, long long n) { return gamma(3) * a_l1 * bound_evaluation_factor(n + 1); }
+
+double slab_membership_band(double abs_dot, double abs_centre, double eta, long long n, double centre_error,
+                            double width_error, double normal_error_l1, double theta_max) {
+  const double u = kDoubleUnitRoundoff;
+  const double evaluation = gamma(n + 2) * (abs_dot + abs_centre) + u * (abs_dot + abs_centre + eta);
+  return (evaluation + centre_error + width_error + normal_error_l1 * theta_max) * bound_evaluation_factor(n + 8);
+}
+
+double ball_membership_band(double theta_norm, double radius, long long n) {
+  const double u = kDoubleUnitRoundoff;
+  return (gamma(n + 1) * theta_norm + u * (theta_norm + radius)) * bound_evaluation_factor(n + 4);
+}
+
+double lp_value_difference_bound(double gap_fast, double gap_reference, double shift_fast, double shift_reference) {
+  return (gap_fast + gap_reference + std::max(shift_fast, shift_reference)) * bound_evaluation_factor(4);
+}
+
+// ---- verify: stage 6's net
+
+double least_squares_perturbation_bound(double kappa, double eps, double x_fro, double r_fro, double d_norm2) {
+  const double ke = kappa * eps;
+  if (!(ke < 1.0)) return kInf;
+  return ke / (1.0 - ke) * (2.0 * x_fro + (kappa + 1.0) * r_fro / d_norm2) * bound_evaluation_factor(10);
+}
+
+double design_entry_relative_error(double softmax_relative_error, int k) {
+  // (1 + ε)(1 + γ) − 1 expanded, so that no cancellation spoils the bound.
+  const double g = gamma(k);
+  return (softmax_relative_error + g + softmax_relative_error * g) * bound_evaluation_factor(4);
+}
+
+double objective_from_residual_bound(double residual_norm, double residual_error, double label_norm2,
+                                     long long entries) {
+  // The two distances expanded so that no cancellation spoils them:
+  // upper − E* = ((2ρδ + δ²) + (ρ + δ)²·(2γ + u + γu)/(1 − γ)) / ‖Y‖²,
+  // E* − lower = ((ρ² − ρ₋²) + ρ₋²·(2γ + u − γu)/(1 + γ)) / ‖Y‖², ρ₋ = max(0, ρ − δ),
+  // ρ² − ρ₋² = t(2ρ − t) with t = min(δ, ρ).
+  const double u = kDoubleUnitRoundoff, g = gamma(entries);
+  const double rho = residual_norm, delta = residual_error;
+  const double hi = rho + delta, lo = std::max(0.0, rho - delta), t = std::min(delta, rho);
+  const double upper = ((2.0 * rho * delta + delta * delta) + hi * hi * (2.0 * g + u + g * u) / (1.0 - g)) / label_norm2;
+  const double lower = (t * (2.0 * rho - t) + lo * lo * (2.0 * g + u - g * u) / (1.0 + g)) / label_norm2;
+  return std::max(upper, lower) * bound_evaluation_factor(16);
+}
 
 // ---- Property tests
 

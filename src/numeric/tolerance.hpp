@@ -89,6 +89,103 @@ double certification_residual_bound(double b_frobenius, double y_norm, double v_
 double reference_relative_error(unsigned bits, long long depth);
 
 
+// ---- Stage 3: the large-margin selection (proofs/margin_stability.md, "The selection on two paths")
+//
+// The fast path computes the logits of a row as fl(fl(X P) Xᵀ) (two products of
+// d-term dot products): each logit is within γ_{2d} (|x_a||P||x_b|ᵀ) of the exact
+// one (Higham (3.13) twice, γ_d + γ_d(1 + γ_d) ≤ γ_{2d}). The margin
+// μ = ℓ_(1) − ℓ_(2) (largest minus second largest) is 1-Lipschitz in each of the two
+// order statistics, so it moves by at most twice the largest logit error, and the
+// subtraction adds u|μ̂|. With M = max_b |x_a||P||x_b|ᵀ (evaluated in double from
+// |x| and |P|: 2d roundings of nonnegative terms) and μ the reference margin:
+//   |μ̂ − μ| ≤ (2γ_{2d} M + u(|μ| + 2γ_{2d} M)) · bound_evaluation_factor(2d + 6).
+// A reference margin within this (plus the reference's own error) of the
+// threshold makes the event's keep/drop decision *undecided*.
+double logit_margin_bound(double abs_logit_max, double margin, int d);
+
+// ---- Stages 2 and 4: the sculpted body on two paths (proofs/certification.md, "The body on two paths")
+//
+// A slab's centre b = ln(v_j / v_a) from a v̂ with ‖v̂ − v*‖ ≤ Δv (certification_
+// solution_bound), evaluated in double as log(v̂_j / v̂_a), against the reference
+// b* = ln(v*_j / v*_a): ln is 1/w-Lipschitz on [w − Δv, ∞), the division adds a
+// relative u (|ln(1 + δ)| ≤ γ_1), the log one ulp (2u|b̂|, |b̂| ≤ |b*| + L):
+//   L = Δv/(v*_j − Δv) + Δv/(v*_a − Δv),
+//   |b̂ − b*| ≤ ((L + γ_1)(1 + 2u) + 2u|b*| + u|b*|) · bound_evaluation_factor(12)
+// (the last u|b*|: the reference's centre rounded to double). +inf when Δv ≥ min(v*_j, v*_a).
+double slab_centre_difference_bound(double v_j, double v_a, double centre, double v_error);
+
+// A slab's half-width η = g(v_j, δ) + g(v_a, δ), g(w, δ) = log1p(δ/(w − δ)) = −ln(1 − δ/w),
+// from (v̂, δ̂) with ‖v̂ − v*‖ ≤ Δv, |δ̂ − δ*| ≤ Δδ, against the reference η*: by the
+// mean value theorem over w ∈ [w* − Δv, w* + Δv], δ ∈ [δ* − Δδ, δ* + Δδ], with
+// w₋ = w* − Δv, δ₊ = δ* + Δδ, ∂g/∂δ = 1/(w − δ) and |∂g/∂w| = δ/(w(w − δ)):
+//   |g(ŵ, δ̂) − g(w*, δ*)| ≤ Δδ/(w₋ − δ₊) + Δv δ₊/(w₋(w₋ − δ₊));
+// the double evaluation of each term (a subtraction and a division inside log1p,
+// γ_2 of its argument z ≤ δ₊/(w₋ − δ₊), log1p's ulp 2u g) and the sum (u η) add
+//   Σ_w (γ_2 z_w + 2u g(w₋, δ₊)) + u η* (+ u η* for the reference rounded to double).
+// Returns the total times bound_evaluation_factor(24); +inf when w₋ ≤ δ₊ for either w.
+double slab_width_difference_bound(double v_j, double v_a, double delta, double eta, double v_error,
+                                   double delta_error);
+
+// A slab's normal a = vec(x_aᵀ(x_j − x_a)) in double, fl(x_a[r] · fl(x_j[c] − x_a[c])), against the
+// reference's correctly rounded a*: |â − a| ≤ γ_2|a|, |a* − a| ≤ u|a|, so
+// ‖â − a*‖₁ ≤ (γ_2 + u)(1 + u)‖a*‖₁ ≤ γ_3 ‖a*‖₁. Returns γ_3 ‖a*‖₁ · bound_evaluation_factor(n + 1)
+// (‖a*‖₁ summed in double over n entries).
+double slab_normal_difference_bound(double a_l1, long long n);
+
+// Membership of a point θ in one slab, |⟨a, θ⟩ − b| − η ≤ 0: the fast body evaluates
+// fl(|fl(⟨â, θ⟩ − b̂)| − η̂) (ConvexBody::max_violation: an n-term dot product and a
+// subtraction, γ_{n+1}(Σ|â_c θ_c| + |b̂|), then u of |r̂| + η̂), on data that differ from
+// the reference's by at most Δb, Δη and ‖Δa‖₁ (the three bounds above; ⟨Δa, θ⟩ ≤ ‖Δa‖₁‖θ‖_∞).
+// The band outside which the reference's sign of |⟨a*, θ⟩ − b*| − η* decides the fast one:
+//   (γ_{n+2}(S + |b|) + u(S + |b| + η) + Δb + Δη + ‖Δa‖₁‖θ‖_∞) · bound_evaluation_factor(n + 8),
+// S = Σ|a_c θ_c| (reference data; the fast data differ by the Δ's: γ_{n+2} instead of γ_{n+1}
+// covers that second-order term while the Δ's are below u(S + |b|)).
+double slab_membership_band(double abs_dot, double abs_centre, double eta, long long n, double centre_error,
+                            double width_error, double normal_error_l1, double theta_max);
+
+// The ball ‖θ‖ ≤ R evaluated as fl(‖θ‖) − R (Eigen's norm: n squares summed, a square root, γ_{n+1};
+// the subtraction u): the band is (γ_{n+1}‖θ‖ + u(‖θ‖ + R)) · bound_evaluation_factor(n + 4).
+double ball_membership_band(double theta_norm, double radius, long long n);
+
+// An LP optimum over two bodies whose slab data differ (max ⟨v, θ⟩ over P = slabs ∩ box):
+// for any multipliers y, U(y) = Σ_r (y_r b_r + |y_r| η_r) + R‖v − Aᵀy‖₁ bounds the optimum
+// of its body from above (weak duality, z = v − Aᵀy absorbed by the box), and moving the
+// data changes U(y) by at most shift(y) = Σ_r |y_r| (Δb_r + Δη_r + R‖Δa_r‖₁). With each
+// body's certified bracket [lower, upper] (gap = upper − lower, the computed value inside
+// it) and its dual y, OPT_f ≤ U_f(y_r) ≤ upper_r + shift(y_r) and symmetrically, so
+//   |value_f − value_r| ≤ gap_f + gap_r + max(shift(y_f), shift(y_r)).
+// One dual alone bounds only one side (the optimum is concave in the right-hand side:
+// its supergradient at one body says nothing about the other side). Returns that bound
+// times bound_evaluation_factor(4) (the shifts are evaluated upward by the caller).
+double lp_value_difference_bound(double gap_fast, double gap_reference, double shift_fast, double shift_reference);
+
+
+// ---- Stage 6: the net's objective on two paths (proofs/w_least_squares.md, "The net on two paths")
+//
+// Wedin's bound (Higham Thm 20.1) for a given relative perturbation ε = ‖ΔD‖₂/‖D‖₂ of the
+// design, per output column and summed in squares: the least-squares solutions of D and
+// D + ΔD differ by at most
+//   κε/(1 − κε) · (2‖X*‖_F + (κ + 1)‖R*‖_F / ‖D‖₂),
+// κ = κ₂(D), X* and R* = Y − D X* the exact solution and residual; the arguments may be
+// upper bounds (κ, ‖X*‖_F, ‖R*‖_F) and a lower bound (‖D‖₂). +inf when κε ≥ 1.
+double least_squares_perturbation_bound(double kappa, double eps, double x_fro, double r_fro, double d_norm2);
+
+// A design row A X evaluated in double from an attention row with relative error ≤ ε_A
+// (double_softmax_relative_error): |fl(Â X) − A X| ≤ (ε_A + γ_k(1 + ε_A)) (A|X|) entrywise
+// (Higham (3.13) for the k-term products). Returns (1 + ε_A)(1 + γ_k) − 1, the factor of A|X|,
+// times bound_evaluation_factor(4).
+double design_entry_relative_error(double softmax_relative_error, int k);
+
+// The relative validation error E = ‖R‖_F²/‖Y‖_F² evaluated in double from a residual R̂
+// with ‖R̂ − R*‖_F ≤ δ (R* exact, ρ = ‖R*‖_F), M entries: the sum of squares adds γ_M, the
+// computed ‖Y‖² γ_M, the division u, so Ê lies in
+//   [max(0, ρ − δ)²(1 − γ_M)/(‖Y‖²(1 + γ_M))·(1 − u),  (ρ + δ)²(1 + γ_M)/(‖Y‖²(1 − γ_M))·(1 + u)].
+// Returns the larger distance of E* = ρ²/‖Y‖² to the ends (expanded so that no subtraction
+// of nearly equal numbers occurs), times bound_evaluation_factor(16).
+double objective_from_residual_bound(double residual_norm, double residual_error, double label_norm2,
+                                     long long entries);
+
+
 // ---- Property tests
 //
 // Tolerances of the rewritten property tests (issue 15, item 3). Each is

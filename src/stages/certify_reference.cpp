@@ -8,6 +8,7 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
+#include <algorithm>
 #include <cmath>
 
 namespace mha {
@@ -173,6 +174,43 @@ CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const
   check.reference = chain.verdict;
   check.undecided = !chain.undecided_at.empty();
   check.undecided_at = chain.undecided_at;
+  if (check.reference == RowVerdict::certified && !check.undecided) {
+    // The reference's slabs (proofs/certification.md, "The body on two paths"). δ* in
+    // MPFR; the fast δ̂ is within ddelta of the δ above, and that δ (evaluated in
+    // double from ρ* and v*: the k·d products and d-term norm of ‖v X‖ and four more
+    // operations) within γ_{k+d+6} δ of δ*.
+    const MatM xm = cast_matrix<Mpfr>(x);
+    const Mpfr delta_ref = (Mpfr((ya - v * b).norm()) + Mpfr(o.w_error) * Mpfr((v * xm).norm())) / Mpfr(o.sigma_min);
+    const double delta_error = ddelta + tol::gamma(static_cast<long long>(k) + d + 6) * delta;
+    const long long n = static_cast<long long>(d) * d;
+    for (int j = 0; j < k; ++j) {
+      if (j == row) continue;
+      ReferenceSlab rs;
+      rs.slab.row = row;
+      rs.slab.other = j;
+      rs.slab.a.resize(static_cast<size_t>(n));
+      double a_l1 = 0;
+      for (int r = 0; r < d; ++r)
+        for (int c = 0; c < d; ++c) {
+          rs.slab.a[r * d + c] = Mpfr(xm(row, r) * (xm(j, c) - xm(row, c))).convert_to<double>();
+          a_l1 += std::abs(rs.slab.a[r * d + c]);
+        }
+      const Mpfr centre = log(Mpfr(v(j) / v(row)));
+      const Mpfr eta = log(Mpfr(v(j) / (v(j) - delta_ref))) + log(Mpfr(v(row) / (v(row) - delta_ref)));
+      rs.slab.b = centre.convert_to<double>();
+      rs.slab.eta = eta.convert_to<double>();
+      const double vj = v(j).convert_to<double>(), va = v(row).convert_to<double>();
+      // The MPFR values' own error: v* and δ* within ref_error, moved through ln and
+      // log1p (derivatives ≤ 1/(w − δ*) each, four terms), and their last roundings.
+      const double ref = 4.0 * ref_error / (std::min(vj, va) - Mpfr(delta_ref).convert_to<double>()) +
+                         tol::reference_relative_error(bits, 8) * (std::abs(rs.slab.b) + rs.slab.eta);
+      rs.centre_bound = tol::slab_centre_difference_bound(vj, va, rs.slab.b, dv) + ref;
+      rs.width_bound =
+          tol::slab_width_difference_bound(vj, va, Mpfr(delta_ref).convert_to<double>(), rs.slab.eta, dv, delta_error) + ref;
+      rs.normal_bound = tol::slab_normal_difference_bound(a_l1, n);
+      check.reference_slabs.push_back(std::move(rs));
+    }
+  }
   return check;
 }
 

@@ -40,6 +40,17 @@ LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const Mat
 // (tolerance::certification_solution_bound, certification_residual_bound): a
 // reference value within its band of a threshold makes the row *undecided*
 // (reported, never counted as agreement).
+// A slab of a row the reference certifies, built from the reference's v*, ρ* and
+// δ* in MPFR (proofs/certification.md, "The body on two paths"): its normal a* (the
+// exact x_aᵀ(x_j − x_a) rounded), centre b* = ln(v*_j/v*_a) and half-width η*, each
+// rounded once to double, with the derived bounds on the fast slab's distance from it.
+struct ReferenceSlab {
+  SlabConstraint slab;
+  double centre_bound = 0;   // |b̂ − b*| ≤ (tolerance::slab_centre_difference_bound)
+  double width_bound = 0;    // |η̂ − η*| ≤ (tolerance::slab_width_difference_bound)
+  double normal_bound = 0;   // ‖â − a*‖₁ ≤ (tolerance::slab_normal_difference_bound)
+};
+
 struct CertificationCheck {
   RowVerdict fast = RowVerdict::rank_deficient;
   RowVerdict reference = RowVerdict::rank_deficient;
@@ -47,6 +58,7 @@ struct CertificationCheck {
   std::string undecided_at;  // which comparison was within its band
   double v_difference = 0;   // ‖v̂ − v*‖ (0 when a path has no v)
   double v_bound = 0;        // its derived bound
+  std::vector<ReferenceSlab> reference_slabs;  // when the reference certifies the row, decided
   bool agree() const { return (undecided || fast == reference) && v_difference <= v_bound; }
 };
 

@@ -25,6 +25,7 @@ namespace {
 struct Event {
   RowVec<double> token;   // x_{j*}
   RowVec<double> label;   // y_a
+  SelectedEvent where;
   bool true_not_large = false, true_not_argmax = false;
 };
 
@@ -91,8 +92,10 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
       const MatD logits = x * proxy * x.transpose();
       for (int a = 0; a < k; ++a) {
         int j;
-        if (!(logit_margin(logits.row(a), j) >= rep.threshold)) continue;
-        Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d)};
+        const double margin = logit_margin(logits.row(a), j);
+        if (!(margin >= rep.threshold)) continue;
+        Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d),
+                {static_cast<int64_t>(o.first_sample + pilot + drawn + s), a, j, margin}};
         if (truth)
           for (const auto& h : truth->heads) {
             const MatD true_logits = x * h.theta * x.transpose();
@@ -113,6 +116,7 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
   }
   rep.samples = drawn;
   rep.events = static_cast<int64_t>(events.size());
+  for (const Event& e : events) result.selected.push_back(e.where);
   rep.budget_exhausted = rep.events < target;
   if (!events.empty()) {
     MatD tokens(events.size(), d);

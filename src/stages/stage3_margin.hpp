@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace mha {
 
@@ -50,8 +51,21 @@ struct MarginReport {
   std::optional<MarginTruth> truth;
 };
 
+// One accepted large-margin event: row `row` of sample `sample` (the index in the
+// source's stream), its argmax j* and its margin as the fast path computed them.
+struct SelectedEvent {
+  int64_t sample = 0;
+  int row = 0;
+  int argmax = 0;
+  double margin = 0;
+};
+
 struct MarginResult {
   MatD w_sum;
+  // Every accepted event, in sample order; the events examined after the pilot are
+  // the rows of samples [first_sample + pilot_samples, … + samples) (verify/verify.hpp
+  // stage 3 re-decides them on the reference path).
+  std::vector<SelectedEvent> selected;
   // The final fit's events, one per row: w_sum solves min ‖fit_tokens·W − fit_labels‖_F
   // (kept for the reference path: verify/verify.hpp stage 3).
   MatD fit_tokens, fit_labels;

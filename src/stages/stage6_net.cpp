@@ -124,73 +124,135 @@ Layer solve_layer(const std::vector<const PointDesign*>& tuple, const Batch& tra
   return layer_from_stack(thetas, *w);
 }
 
-}  // namespace
+// The training and validation batches and the ball's half-extent T of a net search.
+struct NetSetup {
+  LabelledBatch train_raw, val_raw;
+  Batch train, validation;
+  double validation_norm2 = 0;
+  double t_max = 0;
+};
 
-NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
-                     const NetOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+NetSetup prepare(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
+                 const NetOptions& o) {
   const int k = source.k(), d = source.d(), axes = m - 1;
   if (dirs.rows() != axes || (axes > 0 && dirs.cols() != x0.size()) || x0.size() != int64_t{d} * d)
     throw std::invalid_argument("stage 6: hull directions must be (m−1) × d²");
   const int64_t n_train = o.train_samples > 0 ? o.train_samples : std::max<int64_t>(64, 8 * int64_t{m} * d / k);
   const int64_t n_val = o.validation_samples > 0 ? o.validation_samples : n_train;
-  const LabelledBatch train_raw = source.draw(o.first_sample, n_train, o.threads);
-  const LabelledBatch val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
-  if (train_raw.x.count * k < int64_t{m} * d || val_raw.x.count == 0)
+  NetSetup s;
+  s.train_raw = source.draw(o.first_sample, n_train, o.threads);
+  s.val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
+  if (s.train_raw.x.count * k < int64_t{m} * d || s.val_raw.x.count == 0)
     throw std::runtime_error("stage 6: too few samples for the least squares (need N·k ≥ m·d)");
-  const Batch train = to_batch(train_raw, k, d), validation = to_batch(val_raw, k, d);
-  const double validation_norm2 = std::max(validation.y.squaredNorm(), 1e-300);
-  NetResult result;
-  NetReport& rep = result.report;
-  rep.samples = train_raw.x.count + val_raw.x.count;
+  s.train = to_batch(s.train_raw, k, d);
+  s.validation = to_batch(s.val_raw, k, d);
+  s.validation_norm2 = std::max(s.validation.y.squaredNorm(), 1e-300);
+  s.t_max = std::sqrt(std::max(o.radius * o.radius - x0.squaredNorm(), 0.0));
+  if (axes > 0 && !(s.t_max > 0)) throw std::runtime_error("stage 6: the hull point lies outside the ball of radius R");
+  return s;
+}
 
-  const double t_max = std::sqrt(std::max(o.radius * o.radius - x0.squaredNorm(), 0.0));
-  if (axes > 0 && !(t_max > 0)) throw std::runtime_error("stage 6: the hull point lies outside the ball of radius R");
+// Level 1: the exhaustive net, every unordered tuple of distinct grid points ranked.
+struct Level1 {
+  int grid_per_axis = 0;
+  int64_t grid_points = 0;
+  double resolution = 0;
+  std::vector<Eigen::VectorXd> coords;
+  std::vector<PointDesign> points;
+  std::vector<std::vector<int64_t>> tuples;
+  std::vector<double> errors;
+};
 
-  // Level 1: the exhaustive net.
+Level1 exhaustive_level(const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m, const NetSetup& setup,
+                        const NetOptions& o, int d) {
+  const int axes = m - 1;
+  Level1 l;
   int g = 2;
   if (axes > 0)
     while (binomial(static_cast<int64_t>(std::pow(g + 1, axes)), m) <= double(o.max_tuples)) ++g;
   else g = 1;
-  rep.grid_per_axis = g;
-  rep.grid_points = axes > 0 ? static_cast<int64_t>(std::llround(std::pow(g, axes))) : 1;
-  rep.coarse_resolution = axes > 0 ? 2 * t_max / (g - 1) : 0;
-  std::vector<PointDesign> points(rep.grid_points);
-  std::vector<Eigen::VectorXd> coords(rep.grid_points, Eigen::VectorXd::Zero(axes));
-  for (int64_t p = 0; p < rep.grid_points; ++p) {
+  l.grid_per_axis = g;
+  l.grid_points = axes > 0 ? static_cast<int64_t>(std::llround(std::pow(g, axes))) : 1;
+  l.resolution = axes > 0 ? 2 * setup.t_max / (g - 1) : 0;
+  l.points.resize(l.grid_points);
+  l.coords.assign(l.grid_points, Eigen::VectorXd::Zero(axes));
+  for (int64_t p = 0; p < l.grid_points; ++p) {
     int64_t rest = p;
     for (int j = 0; j < axes; ++j) {
-      coords[p](j) = -t_max + rep.coarse_resolution * double(rest % g);
+      l.coords[p](j) = -setup.t_max + l.resolution * double(rest % g);
       rest /= g;
     }
   }
-  Progress progress("stage 6: net", rep.grid_points);
+  Progress progress("stage 6: net", l.grid_points);
 #pragma omp parallel for schedule(dynamic) num_threads(o.threads)
-  for (int64_t p = 0; p < rep.grid_points; ++p) points[p] = point_design(x0, dirs, coords[p], train, validation, d);
-  progress.update(rep.grid_points);
+  for (int64_t p = 0; p < l.grid_points; ++p)
+    l.points[p] = point_design(x0, dirs, l.coords[p], setup.train, setup.validation, d);
+  progress.update(l.grid_points);
 
-  std::vector<std::vector<int64_t>> tuples;
-  if (m == 1) tuples.push_back({0});
+  if (m == 1) l.tuples.push_back({0});
   else {
     std::vector<int64_t> idx(m);
     for (int i = 0; i < m; ++i) idx[i] = i;
     while (true) {
-      tuples.push_back(idx);
+      l.tuples.push_back(idx);
       int i = m - 1;
-      while (i >= 0 && idx[i] == rep.grid_points - m + i) --i;
+      while (i >= 0 && idx[i] == l.grid_points - m + i) --i;
       if (i < 0) break;
       ++idx[i];
       for (int j = i + 1; j < m; ++j) idx[j] = idx[j - 1] + 1;
     }
   }
-  rep.tuples_exhaustive = static_cast<int64_t>(tuples.size());
-  std::vector<double> errors(tuples.size());
+  l.errors.resize(l.tuples.size());
 #pragma omp parallel for schedule(dynamic, 16) num_threads(o.threads)
-  for (size_t t = 0; t < tuples.size(); ++t) {
+  for (size_t t = 0; t < l.tuples.size(); ++t) {
     std::vector<const PointDesign*> tuple;
-    for (int64_t p : tuples[t]) tuple.push_back(&points[p]);
-    errors[t] = tuple_error(tuple, train, validation, validation_norm2);
+    for (int64_t p : l.tuples[t]) tuple.push_back(&l.points[p]);
+    l.errors[t] = tuple_error(tuple, setup.train, setup.validation, setup.validation_norm2);
   }
+  return l;
+}
+
+}  // namespace
+
+NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
+                             const NetOptions& o) {
+  const NetSetup setup = prepare(source, x0, dirs, m, o);
+  Level1 l = exhaustive_level(x0, dirs, m, setup, o, source.d());
+  NetCandidates c;
+  for (const PointDesign& p : l.points) c.thetas.push_back(p.theta);
+  c.tuples = std::move(l.tuples);
+  c.errors = std::move(l.errors);
+  c.winner = argmin(c.errors);
+  c.train_samples = setup.train_raw.x.count;
+  c.validation_samples = setup.val_raw.x.count;
+  c.first_sample = o.first_sample;
+  return c;
+}
+
+NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
+                     const NetOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const int d = source.d(), axes = m - 1;
+  const NetSetup setup = prepare(source, x0, dirs, m, o);
+  const Batch& train = setup.train;
+  const Batch& validation = setup.validation;
+  const double validation_norm2 = setup.validation_norm2;
+  const LabelledBatch& val_raw = setup.val_raw;
+  const double t_max = setup.t_max;
+  NetResult result;
+  NetReport& rep = result.report;
+  rep.samples = setup.train_raw.x.count + setup.val_raw.x.count;
+
+  // Level 1: the exhaustive net.
+  Level1 level1 = exhaustive_level(x0, dirs, m, setup, o, d);
+  rep.grid_per_axis = level1.grid_per_axis;
+  rep.grid_points = level1.grid_points;
+  rep.coarse_resolution = level1.resolution;
+  std::vector<PointDesign>& points = level1.points;
+  const std::vector<Eigen::VectorXd>& coords = level1.coords;
+  const std::vector<std::vector<int64_t>>& tuples = level1.tuples;
+  const std::vector<double>& errors = level1.errors;
+  rep.tuples_exhaustive = static_cast<int64_t>(tuples.size());
   const size_t best = argmin(errors);
   if (!std::isfinite(errors[best])) throw std::runtime_error("stage 6: every candidate tuple has a singular design");
   rep.coarse_validation_error = errors[best];

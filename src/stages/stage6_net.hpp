@@ -21,6 +21,7 @@
 #include "data/oracle.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace mha {
 
@@ -61,6 +62,19 @@ struct NetResult {
 // or the source has too few samples.
 NetResult search_net(const SampleSource& source, const Eigen::VectorXd& hull_point,
                      const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
+
+// The exhaustive level's candidates as search_net forms and ranks them (the same
+// batches, grid and tuple_error), for the reference path (verify/verify.hpp, row 6).
+struct NetCandidates {
+  std::vector<MatD> thetas;                  // the net's points Θ(t) = x0 + Σ t_j u_j, formed in double
+  std::vector<std::vector<int64_t>> tuples;  // unordered tuples of distinct points (indices into thetas)
+  std::vector<double> errors;                // each tuple's relative validation error, fast path
+  size_t winner = 0;                         // argmin of errors (the lowest index among equals)
+  int64_t train_samples = 0, validation_samples = 0;
+  uint64_t first_sample = 0;                 // training samples from here, validation right after
+};
+NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& hull_point,
+                             const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
 
 // Σ‖F(X) − Y‖² / Σ‖Y‖² of `layer` on the labelled batch (fast path, double);
 // NaN when the fast path cannot answer a sample (FastForwardStatus).

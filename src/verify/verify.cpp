@@ -11,6 +11,9 @@
 #include "stages/stage1_reference.hpp"
 #include "stages/stage2_sculpt.hpp"
 #include "stages/w_least_squares.hpp"
+#include "verify/parts.hpp"
+
+#include <Eigen/QR>
 
 #include <algorithm>
 #include <cmath>
@@ -118,6 +121,12 @@ Comparison verify_certification(const std::string& stage, const Instance& inst, 
     used.tau = 0.5 * (eligible[i - 1] + eligible[i]);
   }
   for (Row& r : rows) r.cert = fast.certify(r.x, r.y, r.b, r.row, used);
+  std::vector<std::vector<SlabConstraint>> fast_slabs(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].cert.verdict == RowVerdict::certified) fast_slabs[i] = fast.slabs(rows[i].x, rows[i].row, rows[i].cert);
+  BodyOptions bo;
+  bo.radius = SculptOptions{}.radius;
+  bo.seed = o.seed;
   return escalate([&](unsigned bits) {
     Comparison c;
     c.stage = stage;
@@ -125,8 +134,11 @@ Comparison verify_certification(const std::string& stage, const Instance& inst, 
     c.agree = true;
     std::map<std::string, int> verdicts;
     int disagreements = 0;
+    std::vector<CertificationCheck> checks;
+    checks.reserve(rows.size());
     for (const Row& r : rows) {
-      const CertificationCheck check = compare_certification_row(r.x, r.y, r.b, r.row, used, r.cert, bits);
+      checks.push_back(compare_certification_row(r.x, r.y, r.b, r.row, used, r.cert, bits));
+      const CertificationCheck& check = checks.back();
       record(c, check.v_difference, check.v_bound > 0 ? check.v_bound : 1.0);
       c.undecided += check.undecided;
       ++verdicts[to_string(check.reference)];
@@ -139,6 +151,12 @@ Comparison verify_certification(const std::string& stage, const Instance& inst, 
     for (const auto& [name, n] : verdicts) counts += (counts.empty() ? "" : ", ") + name + " " + std::to_string(n);
     c.detail = format("τ = %.3g; ", used.tau) + "reference verdicts: " + counts + "; verdict disagreements " +
                std::to_string(disagreements) + ", undecided " + std::to_string(c.undecided);
+    std::vector<BodyRow> body_rows(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) body_rows[i] = {fast_slabs[i], &checks[i]};
+    for (ComparisonPart& part : compare_body(body_rows, inst.layer, bo, bits)) {
+      part.precision = bits;
+      add_part(c, std::move(part));
+    }
     return c;
   });
 }
@@ -172,6 +190,9 @@ Stage3Run verify_stage3(const Instance& inst, const VerifyOptions& o, const Fast
       {128, 256, kExactRationals});
   run.comparison.stage = "3";
   run.comparison.detail += format(", %.0f events", double(r.fit_tokens.rows()));
+  add_part(run.comparison, escalate_part([&](unsigned bits) {
+             return compare_selection(oracle, proxy, r, mo.first_sample, o.selection_samples, bits);
+           }));
   return run;
 }
 
@@ -221,6 +242,38 @@ Comparison verify_stage5(const Instance& inst, const VerifyOptions& o, const Fas
   return c;
 }
 
+// ---- 6, part "net": the exhaustive level on the true hull, coarse and on few samples.
+ComparisonPart verify_net(const Instance& inst, const VerifyOptions& o, const FastPaths& fast) {
+  const SampleOracle oracle(inst, o.seed, Stream::inputs);
+  const int m = inst.layer.m(), d = inst.d();
+  Eigen::VectorXd x0 = Eigen::VectorXd::Zero(int64_t{d} * d);
+  for (const auto& h : inst.layer.heads) x0 += Eigen::Map<const Eigen::VectorXd>(h.theta.data(), x0.size()) / m;
+  Eigen::MatrixXd spread(x0.size(), std::max(m - 1, 0));
+  for (int i = 1; i < m; ++i)
+    spread.col(i - 1) = Eigen::Map<const Eigen::VectorXd>(inst.layer.heads[i].theta.data(), x0.size()) -
+                        Eigen::Map<const Eigen::VectorXd>(inst.layer.heads[0].theta.data(), x0.size());
+  Eigen::MatrixXd dirs(std::max(m - 1, 0), x0.size());
+  if (m > 1) {
+    const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(spread).householderQ() *
+                              Eigen::MatrixXd::Identity(x0.size(), m - 1);
+    dirs = q.transpose();
+  }
+  NetOptions no;
+  no.train_samples = o.net_samples;
+  no.validation_samples = o.net_samples;
+  no.max_tuples = o.net_max_tuples;
+  ComparisonPart failed;
+  failed.name = "net";
+  NetCandidates candidates;
+  try {
+    candidates = fast.net(oracle, x0, dirs, m, no);
+  } catch (const std::exception& e) {
+    failed.detail = std::string("the net could not be formed: ") + e.what();
+    return failed;
+  }
+  return escalate_part([&](unsigned bits) { return compare_net(oracle, candidates, bits); });
+}
+
 // ---- 6: least squares for W at the true Θ.
 Comparison verify_stage6(const Instance& inst, const VerifyOptions& o, const FastPaths& fast) {
   const SampleOracle oracle(inst, o.seed, Stream::inputs);
@@ -244,6 +297,7 @@ Comparison verify_stage6(const Instance& inst, const VerifyOptions& o, const Fas
   Comparison c = escalate([&](unsigned bits) { return compare_least_squares(design, labels, *w, bits); },
                           {128, 256, kExactRationals});
   c.stage = "6";
+  add_part(c, verify_net(inst, o, fast));
   return c;
 }
 
@@ -301,6 +355,10 @@ FastPaths default_fast_paths() {
     return find_span(body, centre, m, o);
   };
   f.w_least_squares = [](const MatD& design, const MatD& labels) { return solve_w_stack(design, labels); };
+  f.slabs = [](const MatD& x, int row, const RowCertificate& cert) { return slabs_of_row(x, row, cert); };
+  f.net = [](const SampleSource& s, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m, const NetOptions& o) {
+    return net_candidates(s, x0, dirs, m, o);
+  };
   f.squared_error = [](const Layer& layer, const MatD& x, const MatD& y) {
     const FastForward ff(layer);
     MatD out(x.rows(), x.cols());
