@@ -331,6 +331,13 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
     r.details = {{"iterations", p.report.iterations}, {"train_error", p.report.train_error},
                  {"validation_error_before", p.report.validation_error_before},
                  {"validation_error_after", p.report.validation_error_after}, {"stop_reason", p.report.stop_reason}};
+    // The dense solver's reports keep their earlier keys (committed (16,2,2)
+    // reports stay byte-identical); the matrix-free one says so and why.
+    if (!p.report.linear_solver.empty() && !polish_uses_dense_solver(d, m, po)) {
+      r.details["linear_solver"] = p.report.linear_solver;
+      r.details["linear_solver_reason"] = p.report.linear_solver_reason;
+      r.details["cg_iterations"] = p.report.cg_iterations;
+    }
     r.summary = format("Levenberg–Marquardt (variable projection): %d iterations, validation error %.2e -> %.2e (%s)",
                        p.report.iterations, p.report.validation_error_before, p.report.validation_error_after,
                        p.report.stop_reason.c_str());
