@@ -114,12 +114,18 @@ MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads) {
   return out;
 }
 
+// Head blocks of JᵀJ for the matrix-free solver's preconditioner, formed once
+// per polishing run (at its start; see MatrixFreeModel).
+struct PreconditionerCache {
+  std::vector<Eigen::MatrixXd> head_blocks;
+};
+
 // The Levenberg–Marquardt linear model at one point, with the dense Jacobian:
 // JᵀJ formed and each damped system solved by LDLT. Exact, and the cheaper
 // path while m·d² is small (its cost grows as N·k·d·(m·d²)²).
 class DenseModel {
  public:
-  DenseModel(const State& state, const Data& data, int threads) {
+  DenseModel(const State& state, const Data& data, int threads, PreconditionerCache&) {
     const int64_t k = data.xs.front().rows(), d = data.y.cols(), dd = d * d, m = state.thetas.size();
     const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
     // Jacobian rows ordered (c, n, a) so that each output column's block is contiguous.
@@ -161,31 +167,45 @@ class DenseModel {
 };
 
 // The same model without forming J: (JᵀP⊥J + λ·diag) s = −JᵀP⊥r solved by
-// conjugate gradients preconditioned with the diagonal, J·v and Jᵀ·R applied
-// matrix-free (stages/polish_operator.hpp). Memory O(N·k·m·d) instead of
-// N·k·d·m·d² doubles; each CG iteration costs O(N·m·(k d² + k² d) + N·k·m·d²).
-// The damping and preconditioning diagonal is that of the unprojected JᵀJ
-// (the projected one would need Qᵀ J, as costly as J itself); it bounds the
-// projected diagonal from above, so the damping is at least as strong.
+// conjugate gradients, J·v and Jᵀ·R applied matrix-free
+// (stages/polish_operator.hpp). Memory O(N·k·m·d + N·k²·d² + m·d⁴) instead of
+// the dense Jacobian's N·k·d·m·d² doubles.
+//
+// The damping diagonal is that of the unprojected JᵀJ (the projected one would
+// need Qᵀ J, as costly as J itself); it bounds the projected diagonal from
+// above, so the damping is at least as strong.
+//
+// Preconditioner: block-diagonal, head i's block H_i + λ·diag_i with H_i the
+// head's diagonal block of JᵀJ (AttentionLinearization::head_gram_block),
+// Cholesky-factored. With a diagonal (Jacobi) preconditioner CG needed ~1800
+// iterations per system at (32,2,2) (docs/benchmarks.md, "Polishing"): the
+// attention weights' saturation makes each head's block badly conditioned,
+// which the block captures exactly; what is left is the coupling between heads
+// and the projection. H_i is formed at the first iteration only (its O(N k² d⁴)
+// cost dominates at d = 64) and reused: the parameters move by the start's
+// small error, so the blocks barely change, and a stale preconditioner changes
+// only CG's iteration count, never the system solved.
 class MatrixFreeModel {
  public:
-  MatrixFreeModel(const State& state, const Data& data, int threads)
-      : linearization_(state.layer, data.xs, threads), threads_(threads) {
+  MatrixFreeModel(const State& state, const Data& data, int threads, PreconditionerCache& cache)
+      : linearization_(state.layer, data.xs, threads), threads_(threads), cache_(cache) {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
     gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_));
     const Eigen::VectorXd gram = linearization_.gram_diagonal();
     diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
+    if (cache_.head_blocks.empty())
+      for (int i = 0; i < state.layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
   }
 
   Eigen::VectorXd step(double lambda) {
+    factor_preconditioner(lambda);
     // Preconditioned CG on H s = b, H = JᵀP⊥J + λ·diag, b = −gradient, from s = 0.
-    const Eigen::VectorXd preconditioner = ((1 + lambda) * diag_).cwiseInverse();
     const Eigen::VectorXd b = -gradient_;
     const double stop = kCgTolerance * b.norm();
     Eigen::VectorXd s = Eigen::VectorXd::Zero(b.size()), residual = b;
-    Eigen::VectorXd z = preconditioner.cwiseProduct(residual), direction = z;
+    Eigen::VectorXd z = precondition(residual), direction = z;
     double rz = residual.dot(z);
     cg_iterations_ = 0;
     while (cg_iterations_ < kCgMaxIterations && residual.norm() > stop) {
@@ -194,7 +214,7 @@ class MatrixFreeModel {
       s += alpha * direction;
       residual -= alpha * hd;
       ++cg_iterations_;
-      z = preconditioner.cwiseProduct(residual);
+      z = precondition(residual);
       const double rz_next = residual.dot(z);
       direction = z + (rz_next / rz) * direction;
       rz = rz_next;
@@ -211,10 +231,43 @@ class MatrixFreeModel {
     return out;
   }
 
+  // Cholesky of each head's H_i + λ·diag_i; a head whose block is not positive
+  // definite in floating point falls back to its diagonal.
+  void factor_preconditioner(double lambda) {
+    const int m = static_cast<int>(cache_.head_blocks.size());
+    const int64_t dd = cache_.head_blocks.front().rows();
+    factors_.assign(m, Eigen::LLT<Eigen::MatrixXd>());
+    factored_.assign(m, 0);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int i = 0; i < m; ++i) {
+      Eigen::MatrixXd damped = cache_.head_blocks[i];
+      damped.diagonal() += lambda * diag_.segment(i * dd, dd);
+      factors_[i].compute(damped);
+      factored_[i] = factors_[i].info() == Eigen::Success;
+    }
+    lambda_ = lambda;
+  }
+
+  Eigen::VectorXd precondition(const Eigen::VectorXd& r) const {
+    const int m = static_cast<int>(factors_.size());
+    const int64_t dd = r.size() / m;
+    Eigen::VectorXd out(r.size());
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int i = 0; i < m; ++i)
+      out.segment(i * dd, dd) = factored_[i] ? Eigen::VectorXd(factors_[i].solve(r.segment(i * dd, dd)))
+                                             : Eigen::VectorXd(r.segment(i * dd, dd).cwiseQuotient(
+                                                   (1 + lambda_) * diag_.segment(i * dd, dd)));
+    return out;
+  }
+
   AttentionLinearization linearization_;
   int threads_;
+  PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
   Eigen::VectorXd gradient_, diag_;
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> factors_;
+  std::vector<char> factored_;
+  double lambda_ = 0;
   int64_t cg_iterations_ = 0;
 };
 
@@ -224,6 +277,7 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
   const int d = data.y.cols(), m = state.thetas.size();
   const int64_t dd = int64_t{d} * d;
   double lambda = kInitialDamping;
+  PreconditionerCache cache;
   Progress progress("polish", o.max_iterations);
   rep.stop_reason = "iteration limit";
   while (rep.iterations < o.max_iterations) {
@@ -231,7 +285,7 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
       rep.stop_reason = "reached the target error";
       break;
     }
-    Model model(state, data, o.threads);
+    Model model(state, data, o.threads, cache);
     bool accepted = false, at_floor = false;
     int64_t cg_iterations = 0;
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
@@ -299,7 +353,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
   else
     std::snprintf(reason, sizeof reason, "m·d² = %lld parameters %s %lld (dense_max_parameters)",
                   static_cast<long long>(m * dd), dense ? "≤" : ">", static_cast<long long>(o.dense_max_parameters));
-  rep.linear_solver = dense ? "dense LDLT of JᵀJ" : "matrix-free conjugate gradients (Jacobi-preconditioned)";
+  rep.linear_solver = dense ? "dense LDLT of JᵀJ" : "matrix-free conjugate gradients (per-head block preconditioner)";
   rep.linear_solver_reason = reason;
   if (train_raw.x.count * k * d < m * dd || val_raw.x.count == 0) {  // a dataset that ran out
     result.layer = start;

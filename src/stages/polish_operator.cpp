@@ -93,4 +93,38 @@ Eigen::VectorXd AttentionLinearization::gram_diagonal() const {
   });
 }
 
+Eigen::MatrixXd AttentionLinearization::head_gram_block(int head) const {
+  const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_, rows = n * k_ * k_;
+  Eigen::MatrixXd z(rows, dd), kz(rows, dd);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t t = 0; t < n; ++t) {
+    const MatD& x = xs_[t];
+    const MatD& a = attention_[t * m_ + head];
+    const MatD& v = values_[t * m_ + head];
+    for (int row = 0; row < k_; ++row) {
+      const Eigen::RowVectorXd y_head = a.row(row) * v;
+      MatD centred(k_, d_);
+      for (int l = 0; l < k_; ++l) centred.row(l) = a(row, l) * (v.row(l) - y_head);
+      const MatD weights = centred * centred.transpose();  // K (k × k)
+      const int64_t first = (t * k_ + row) * k_;
+      for (int l = 0; l < k_; ++l) {
+        const MatD outer = x.row(row).transpose() * x.row(l);  // x_row ⊗ x_l, row-major (p, q)
+        z.row(first + l) = Eigen::Map<const Eigen::RowVectorXd>(outer.data(), dd);
+      }
+      kz.middleRows(first, k_) = weights * z.middleRows(first, k_);
+    }
+  }
+  // Fixed-width column chunks: each chunk's product has the same shape (and so
+  // the same summation order) whatever the thread count.
+  constexpr int64_t kColumnChunk = 256;
+  const int64_t chunks = (dd + kColumnChunk - 1) / kColumnChunk;
+  Eigen::MatrixXd block(dd, dd);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t begin = ch * kColumnChunk, size = std::min(dd, begin + kColumnChunk) - begin;
+    block.middleCols(begin, size).noalias() = z.transpose() * kz.middleCols(begin, size);
+  }
+  return block;
+}
+
 }  // namespace mha

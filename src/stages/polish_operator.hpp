@@ -43,6 +43,11 @@ class AttentionLinearization {
   Eigen::VectorXd apply_transpose(const MatD& r) const;
   // diag(JᵀJ)[i,p,q] = Σ_{n,a} x_a[p]² Σ_c g_{i,a,c}[q]² (m·d² entries).
   Eigen::VectorXd gram_diagonal() const;
+  // Head i's diagonal block of JᵀJ (d² × d²), formed without J:
+  //   Σ_{n,a} Σ_{l,l'} K[l,l'] (x_a ⊗ x_l)(x_a ⊗ x_l')ᵀ,   K = C Cᵀ,  C[l,c] = A_i[a,l](V_i[l,c] − ȳ_{i,a}[c]),
+  // i.e. Zᵀ(K Z) with Z's N·k·k rows x_a ⊗ x_l: O(N k² d⁴) instead of the dense
+  // Jacobian's O(N k d · d⁴). Column chunks of fixed width run in parallel.
+  Eigen::MatrixXd head_gram_block(int head) const;
 
   int64_t parameters() const { return int64_t{m_} * d_ * d_; }
 
