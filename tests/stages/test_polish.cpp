@@ -1,7 +1,12 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
 #include "model/forward_fast.hpp"
+#include "model/reference.hpp"
+#include "numeric/multiprecision.hpp"
+#include "numeric/precision.hpp"
+#include "stages/attention_jacobian.hpp"
 #include "stages/polish.hpp"
+#include "stages/polish_operator.hpp"
 #include "stages/polish_reference.hpp"
 
 #include <catch2/catch.hpp>
@@ -142,4 +147,73 @@ TEST_CASE("the matrix-free result passes the MPFR objective re-check on its trai
   Layer wrong = r.layer;
   for (auto& h : wrong.heads) h.w *= 1 + 1e-6;
   CHECK(!compare_objective(wrong, xs, ys, fast_sum / y_sum, 128).agree);
+}
+
+namespace {
+// Head i's block of Σ_n J_nᵀ J_n from attention_jacobian<Mpfr> (256 bits) against
+// `block`, entrywise within 2 γ_n (1 + 4Λ) times the majorant
+// Σ_{n,a} |x_a[p] x_a[p']| Σ_c ĝ_c[q] ĝ_c[q'], ĝ_c[q] = Σ_l A_l(|V|_lc + Σ_j A_j|V|_jc)|x_l[q]|
+// (proofs/attention_jacobian.md, "Matrix-free products", the preconditioner's blocks).
+bool gram_block_agrees(const Layer& layer, const std::vector<MatD>& xs, int head, const Eigen::MatrixXd& block) {
+  const int k = xs.front().rows(), d = layer.d();
+  const int64_t dd = int64_t{d} * d, n = static_cast<int64_t>(xs.size());
+  ScopedPrecision precision(256);
+  const LayerT<Mpfr> lm = convert_layer<Mpfr>(layer);
+  Mat<Mpfr> reference = Mat<Mpfr>::Zero(dd, dd);
+  MatD majorant = MatD::Zero(dd, dd);
+  double lambda = 0;
+  for (const auto& x : xs) {
+    const Mat<Mpfr> jac = attention_jacobian<Mpfr>(lm, cast_matrix<Mpfr>(x)).middleCols(head * dd, dd);
+    reference += jac.transpose() * jac;
+    const MatD a = attention<double>(layer.heads[head].theta, x);
+    const MatD v_abs = x.cwiseAbs() * layer.heads[head].w.cwiseAbs();
+    lambda = std::max(lambda, (x.cwiseAbs() * layer.heads[head].theta.cwiseAbs() * x.cwiseAbs().transpose()).maxCoeff());
+    for (int row = 0; row < k; ++row) {
+      const Eigen::RowVectorXd y_abs = a.row(row) * v_abs;
+      MatD g_abs = MatD::Zero(d, d);  // row c: ĝ_c
+      for (int l = 0; l < k; ++l)
+        g_abs += a(row, l) * (v_abs.row(l) + y_abs).transpose() * x.row(l).cwiseAbs();
+      const MatD xx = x.row(row).cwiseAbs().transpose() * x.row(row).cwiseAbs();
+      const MatD gg = g_abs.transpose() * g_abs;  // Σ_c ĝ_c[q] ĝ_c[q']
+      for (int p = 0; p < d; ++p)
+        for (int pp = 0; pp < d; ++pp) majorant.block(p * d, pp * d, d, d) += xx(p, pp) * gg;
+    }
+  }
+  const double factor = 2 * tolerance::polish_operator_relative(3 * d + 3 * k + 12 + n * k * k, lambda) +
+                        tolerance::reference_relative_error(256, 4 * n * k * d);
+  for (int64_t r = 0; r < dd; ++r)
+    for (int64_t c = 0; c < dd; ++c) {
+      const double bound = factor * majorant(r, c) * tolerance::bound_evaluation_factor(8 * n * k * k) + 1e-300;
+      if (!(std::abs(block(r, c) - reference(r, c).convert_to<double>()) <= bound)) return false;
+    }
+  return true;
+}
+
+// The block with each index pair (p, q) read as (q, p): z = x_l ⊗ x_a instead of x_a ⊗ x_l.
+Eigen::MatrixXd swapped_pairs(const Eigen::MatrixXd& block, int d) {
+  Eigen::MatrixXd out(block.rows(), block.cols());
+  for (int p = 0; p < d; ++p)
+    for (int q = 0; q < d; ++q)
+      for (int pp = 0; pp < d; ++pp)
+        for (int qq = 0; qq < d; ++qq) out(q * d + p, qq * d + pp) = block(p * d + q, pp * d + qq);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the preconditioner's head blocks equal the MPFR Jacobian's JᵀJ blocks; swapped pairs are rejected",
+          "[polish]") {
+  const int d = 5;
+  const Instance inst = test::generated_instance(d, 2, 2, 6.0, 4);
+  const SampleOracle oracle(inst, 7);
+  const LabelledBatch batch = oracle.draw(0, 12, 1);
+  std::vector<MatD> xs;
+  for (int64_t s = 0; s < batch.x.count; ++s) xs.push_back(batch.x.sample(s));
+  for (int threads : {1, 2}) {
+    const AttentionLinearization lin(inst.layer, xs, threads);
+    for (int i = 0; i < 2; ++i) {
+      const Eigen::MatrixXd block = lin.head_gram_block(i);
+      CHECK(gram_block_agrees(inst.layer, xs, i, block));
+      CHECK(!gram_block_agrees(inst.layer, xs, i, swapped_pairs(block, d)));
+    }
+  }
 }
