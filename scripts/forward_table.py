@@ -297,7 +297,6 @@ def main():
         "",
         *torch_section(torch_rows, torch_header),
         *arithmetic_section(),
-        *included_section("Polishing", "polish.md"),
         "## How the fast path works",
         "",
         "- Boolean tokens are bit-packed (one bit per coordinate, set = +1).",
@@ -315,6 +314,7 @@ def main():
         "The reference path is the MPFR implementation used for correctness checks "
         "(`forward_mpfr_batch`, 200 bits), shown for scale only.",
         "",
+        *included_section("Polishing", "polish.md"),
     ]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

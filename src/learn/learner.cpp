@@ -343,6 +343,13 @@ void run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sam
   r.details = {{"iterations", pr.report.iterations}, {"train_error", pr.report.train_error},
                {"validation_error_before", pr.report.validation_error_before},
                {"validation_error_after", pr.report.validation_error_after}, {"stop_reason", pr.report.stop_reason}};
+  // The dense solver's reports keep their earlier keys (committed (16,2,2)
+  // reports stay byte-identical); the matrix-free one says so and why.
+  if (!pr.report.linear_solver.empty() && !polish_uses_dense_solver(p.d, p.m, po)) {
+    r.details["linear_solver"] = pr.report.linear_solver;
+    r.details["linear_solver_reason"] = pr.report.linear_solver_reason;
+    r.details["cg_iterations"] = pr.report.cg_iterations;
+  }
   r.summary = format("Levenberg–Marquardt (variable projection): %d iterations, validation error %.2e -> %.2e (%s)",
                      pr.report.iterations, pr.report.validation_error_before, pr.report.validation_error_after,
                      pr.report.stop_reason.c_str());

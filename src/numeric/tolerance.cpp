@@ -202,6 +202,9 @@ double cli_stages_only_target() { return 0.5; }
 double polish_recovery_target() { return 1e-12; }
 double polish_validation_target() { return 1e-24; }
 double polish_train_floor_target() { return 1e-28; }
+double polish_operator_relative(long long roundings, double logit_bound) {
+  return gamma(roundings) * (1 + 4 * logit_bound);
+}
 double net_recovery_target() { return 1e-5; }
 double net_validation_target() { return 1e-9; }
 double single_head_w_target() { return 1e-12; }

@@ -369,6 +369,16 @@ double polish_recovery_target();
 double polish_validation_target();
 double polish_train_floor_target();
 
+// Polishing's matrix-free products J·v and Jᵀ·R (stages/polish_operator.hpp)
+// against the MPFR Jacobian (property_tests/polish_operator.cpp;
+// proofs/attention_jacobian.md, "Matrix-free products"): at first order the
+// double product is within γ_n (1 + 4Λ) times its majorant, with n the
+// roundings along one entry's longest chain (3d + 2k + 8 + m for J·v,
+// 2d + 3k + 10 + N for Jᵀ·R over N samples) and Λ the largest |logit| bound
+// max_{a,l} |x_a||Θ_i||x_l|ᵀ (the attention weights' rounding, as in the
+// double-vs-MPFR Jacobian check).
+double polish_operator_relative(long long roundings, double logit_bound);
+
 // Stage 6's net search refined on the exact hull (tests/stages/test_stage6.cpp):
 // Θ max relative error measured 1.3·10⁻⁷ against the target 10⁻⁵ (the refined
 // step is ~10⁻⁶); validation error below 10⁻⁹.

@@ -2,6 +2,7 @@
 
 #include "numeric/softmax.hpp"
 #include "stages/attention_jacobian.hpp"
+#include "stages/polish_operator.hpp"
 #include "stages/stage6_net.hpp"
 #include "stages/w_least_squares.hpp"
 #include "util/progress.hpp"
@@ -23,6 +24,16 @@ namespace mha {
 constexpr double kInitialDamping = 1e-3;
 constexpr double kMinimumDamping = 1e-12;
 constexpr double kDiagonalFloor = 1e-12;
+
+// The matrix-free solver's conjugate gradients (algorithm choices): each damped
+// Gauss–Newton system is solved to a relative residual of kCgTolerance (the
+// step's relative error is at most κ(H) times that) — an inexact Newton step
+// that still shrinks the parameter error by orders of magnitude per iteration
+// (measured: the same 9–10 iterations to the rounding floor as the dense
+// solver), at a fraction of an exact solve's cost; kCgMaxIterations caps one
+// solve (a step is accepted only if it lowers the error either way).
+constexpr double kCgTolerance = 1e-6;
+constexpr int kCgMaxIterations = 2000;
 
 namespace {
 
@@ -80,63 +91,46 @@ State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads) {
   return s;
 }
 
-}  // namespace
-
-int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& o) {
-  return train_samples(d, k, m, o) + validation_samples(o);
+// P⊥ M = M − Q (Qᵀ M): each column of M (one output column's residuals over the
+// rows (n, a)) projected onto the orthogonal complement of range(D) = range(Q).
+// Qᵀ M is summed over fixed row chunks in chunk order (thread-count independent).
+MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads) {
+  const int64_t rows = values.rows(), chunk = kSampleChunk * 4;
+  const int64_t chunks = (rows + chunk - 1) / chunk;
+  std::vector<Eigen::MatrixXd> partial(chunks);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t begin = ch * chunk, size = std::min(rows, begin + chunk) - begin;
+    partial[ch] = q.middleRows(begin, size).transpose() * values.middleRows(begin, size);
+  }
+  Eigen::MatrixXd coefficients = Eigen::MatrixXd::Zero(q.cols(), values.cols());
+  for (const auto& p : partial) coefficients += p;
+  MatD out = values;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t begin = ch * chunk, size = std::min(rows, begin + chunk) - begin;
+    out.middleRows(begin, size) -= q.middleRows(begin, size) * coefficients;
+  }
+  return out;
 }
 
-PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int k = source.k(), d = source.d(), m = start.m();
-  const int64_t dd = int64_t{d} * d;
-  const int64_t n_train = train_samples(d, k, m, o);
-  const int64_t n_val = validation_samples(o);
-  const LabelledBatch train_raw = source.draw(o.first_sample, n_train, o.threads);
-  const LabelledBatch val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
-  PolishResult result;
-  PolishReport& rep = result.report;
-  rep.samples = train_raw.x.count + val_raw.x.count;
-  if (train_raw.x.count * k * d < m * dd || val_raw.x.count == 0) {  // a dataset that ran out
-    result.layer = start;
-    rep.stop_reason = "too few samples left to polish";
-    return result;
-  }
-  rep.validation_error_before = relative_error(start, val_raw, o.threads);
-  const double jacobian_bytes = 8.0 * static_cast<double>(train_raw.x.count) * k * d * static_cast<double>(m * dd);
-  if (jacobian_bytes > o.max_jacobian_bytes) {
-    result.layer = start;
-    rep.validation_error_after = rep.validation_error_before;
-    char msg[160];
-    std::snprintf(msg, sizeof msg, "skipped: the Jacobian would take %.1f GB (more than the %.1f GB allowed)",
-                  jacobian_bytes / 1e9, o.max_jacobian_bytes / 1e9);
-    rep.stop_reason = msg;
-    return result;
-  }
-  const Data data = to_data(train_raw, k, d);
-  const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
+// Head blocks of JᵀJ for the matrix-free solver's preconditioner, formed once
+// per polishing run (at its start; see MatrixFreeModel).
+struct PreconditionerCache {
+  std::vector<Eigen::MatrixXd> head_blocks;
+};
 
-  std::vector<MatD> thetas;
-  for (const auto& h : start.heads) thetas.push_back(h.theta);
-  State state = evaluate(thetas, data, o.threads);
-  if (!std::isfinite(state.cost)) {
-    result.layer = start;
-    rep.stop_reason = "the starting point's design is rank-deficient";
-    rep.validation_error_after = rep.validation_error_before;
-    return result;
-  }
-  rep.train_error.push_back(state.cost);
-  double lambda = kInitialDamping;
-  Progress progress("polish", o.max_iterations);
-  rep.stop_reason = "iteration limit";
-  while (rep.iterations < o.max_iterations) {
-    if (state.cost <= o.target) {
-      rep.stop_reason = "reached the target error";
-      break;
-    }
+// The Levenberg–Marquardt linear model at one point, with the dense Jacobian:
+// JᵀJ formed and each damped system solved by LDLT. Exact, and the cheaper
+// path while m·d² is small (its cost grows as N·k·d·(m·d²)²).
+class DenseModel {
+ public:
+  DenseModel(const State& state, const Data& data, int threads, PreconditionerCache&) {
+    const int64_t k = data.xs.front().rows(), d = data.y.cols(), dd = d * d, m = state.thetas.size();
+    const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
     // Jacobian rows ordered (c, n, a) so that each output column's block is contiguous.
     Eigen::MatrixXd jac(rows * d, m * dd);
-#pragma omp parallel for schedule(static) num_threads(o.threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t t = 0; t < static_cast<int64_t>(data.xs.size()); ++t) {
       const MatD j = attention_jacobian<double>(state.layer, data.xs[t]);
       for (int a = 0; a < k; ++a)
@@ -145,23 +139,158 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     // Kaufman's variable-projection Jacobian: project out range(D) per column.
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     const Eigen::MatrixXd q = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
-#pragma omp parallel for schedule(static) num_threads(o.threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int c = 0; c < d; ++c) {
       auto block = jac.middleRows(int64_t{c} * rows, rows);
       block -= q * (q.transpose() * block);
     }
     Eigen::VectorXd r(rows * d);
     for (int c = 0; c < d; ++c) r.segment(int64_t{c} * rows, rows) = state.residual.col(c);
-    Eigen::MatrixXd normal = Eigen::MatrixXd::Zero(m * dd, m * dd);
-    normal.selfadjointView<Eigen::Lower>().rankUpdate(jac.transpose());
-    normal = normal.selfadjointView<Eigen::Lower>();
-    const Eigen::VectorXd gradient = jac.transpose() * r;
-    const Eigen::VectorXd diag = normal.diagonal().cwiseMax(kDiagonalFloor * normal.diagonal().maxCoeff());
+    normal_ = Eigen::MatrixXd::Zero(m * dd, m * dd);
+    normal_.selfadjointView<Eigen::Lower>().rankUpdate(jac.transpose());
+    normal_ = normal_.selfadjointView<Eigen::Lower>();
+    gradient_ = jac.transpose() * r;
+    diag_ = normal_.diagonal().cwiseMax(kDiagonalFloor * normal_.diagonal().maxCoeff());
+  }
+
+  Eigen::VectorXd step(double lambda) {
+    Eigen::MatrixXd damped = normal_;
+    damped.diagonal() += lambda * diag_;
+    return -Eigen::LDLT<Eigen::MatrixXd>(damped).solve(gradient_);
+  }
+
+  int64_t last_cg_iterations() const { return 0; }
+
+ private:
+  Eigen::MatrixXd normal_;
+  Eigen::VectorXd gradient_, diag_;
+};
+
+// The same model without forming J: (JᵀP⊥J + λ·diag) s = −JᵀP⊥r solved by
+// conjugate gradients, J·v and Jᵀ·R applied matrix-free
+// (stages/polish_operator.hpp). Memory O(N·k·m·d + N·k²·d² + m·d⁴) instead of
+// the dense Jacobian's N·k·d·m·d² doubles.
+//
+// The damping diagonal is that of the unprojected JᵀJ (the projected one would
+// need Qᵀ J, as costly as J itself); it bounds the projected diagonal from
+// above, so the damping is at least as strong.
+//
+// Preconditioner: block-diagonal, head i's block H_i + λ·diag_i with H_i the
+// head's diagonal block of JᵀJ (AttentionLinearization::head_gram_block),
+// Cholesky-factored. With a diagonal (Jacobi) preconditioner CG needed ~1800
+// iterations per system at (32,2,2) (docs/benchmarks.md, "Polishing"): the
+// attention weights' saturation makes each head's block badly conditioned,
+// which the block captures exactly; what is left is the coupling between heads
+// and the projection. H_i is formed at the first iteration only (its O(N k² d⁴)
+// cost dominates at d = 64) and reused: the parameters move by the start's
+// small error, so the blocks barely change, and a stale preconditioner changes
+// only CG's iteration count, never the system solved.
+class MatrixFreeModel {
+ public:
+  MatrixFreeModel(const State& state, const Data& data, int threads, PreconditionerCache& cache)
+      : linearization_(state.layer, data.xs, threads), threads_(threads), cache_(cache) {
+    const int64_t rows = state.design.rows();
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
+    q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
+    gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_));
+    const Eigen::VectorXd gram = linearization_.gram_diagonal();
+    diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
+    if (cache_.head_blocks.empty())
+      for (int i = 0; i < state.layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
+  }
+
+  Eigen::VectorXd step(double lambda) {
+    factor_preconditioner(lambda);
+    // Preconditioned CG on H s = b, H = JᵀP⊥J + λ·diag, b = −gradient, from s = 0.
+    const Eigen::VectorXd b = -gradient_;
+    const double stop = kCgTolerance * b.norm();
+    Eigen::VectorXd s = Eigen::VectorXd::Zero(b.size()), residual = b;
+    Eigen::VectorXd z = precondition(residual), direction = z;
+    double rz = residual.dot(z);
+    cg_iterations_ = 0;
+    while (cg_iterations_ < kCgMaxIterations && residual.norm() > stop) {
+      const Eigen::VectorXd hd = damped_product(direction, lambda);
+      const double alpha = rz / direction.dot(hd);
+      s += alpha * direction;
+      residual -= alpha * hd;
+      ++cg_iterations_;
+      z = precondition(residual);
+      const double rz_next = residual.dot(z);
+      direction = z + (rz_next / rz) * direction;
+      rz = rz_next;
+    }
+    return s;
+  }
+
+  int64_t last_cg_iterations() const { return cg_iterations_; }
+
+ private:
+  Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) const {
+    Eigen::VectorXd out = linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_));
+    out += lambda * diag_.cwiseProduct(v);
+    return out;
+  }
+
+  // Cholesky of each head's H_i + λ·diag_i; a head whose block is not positive
+  // definite in floating point falls back to its diagonal.
+  void factor_preconditioner(double lambda) {
+    const int m = static_cast<int>(cache_.head_blocks.size());
+    const int64_t dd = cache_.head_blocks.front().rows();
+    factors_.assign(m, Eigen::LLT<Eigen::MatrixXd>());
+    factored_.assign(m, 0);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int i = 0; i < m; ++i) {
+      Eigen::MatrixXd damped = cache_.head_blocks[i];
+      damped.diagonal() += lambda * diag_.segment(i * dd, dd);
+      factors_[i].compute(damped);
+      factored_[i] = factors_[i].info() == Eigen::Success;
+    }
+    lambda_ = lambda;
+  }
+
+  Eigen::VectorXd precondition(const Eigen::VectorXd& r) const {
+    const int m = static_cast<int>(factors_.size());
+    const int64_t dd = r.size() / m;
+    Eigen::VectorXd out(r.size());
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int i = 0; i < m; ++i)
+      out.segment(i * dd, dd) = factored_[i] ? Eigen::VectorXd(factors_[i].solve(r.segment(i * dd, dd)))
+                                             : Eigen::VectorXd(r.segment(i * dd, dd).cwiseQuotient(
+                                                   (1 + lambda_) * diag_.segment(i * dd, dd)));
+    return out;
+  }
+
+  AttentionLinearization linearization_;
+  int threads_;
+  PreconditionerCache& cache_;
+  Eigen::MatrixXd q_;
+  Eigen::VectorXd gradient_, diag_;
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> factors_;
+  std::vector<char> factored_;
+  double lambda_ = 0;
+  int64_t cg_iterations_ = 0;
+};
+
+// Levenberg–Marquardt from `state` with the linear model Model, appending to `rep`.
+template <class Model>
+State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep) {
+  const int d = data.y.cols(), m = state.thetas.size();
+  const int64_t dd = int64_t{d} * d;
+  double lambda = kInitialDamping;
+  PreconditionerCache cache;
+  Progress progress("polish", o.max_iterations);
+  rep.stop_reason = "iteration limit";
+  while (rep.iterations < o.max_iterations) {
+    if (state.cost <= o.target) {
+      rep.stop_reason = "reached the target error";
+      break;
+    }
+    Model model(state, data, o.threads, cache);
     bool accepted = false, at_floor = false;
+    int64_t cg_iterations = 0;
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
-      Eigen::MatrixXd damped = normal;
-      damped.diagonal() += lambda * diag;
-      const Eigen::VectorXd step = -Eigen::LDLT<Eigen::MatrixXd>(damped).solve(gradient);
+      const Eigen::VectorXd step = model.step(lambda);
+      cg_iterations += model.last_cg_iterations();
       std::vector<MatD> trial = state.thetas;
       for (int i = 0; i < m; ++i) trial[i] += Eigen::Map<const MatD>(step.data() + i * dd, d, d);
       State next = evaluate(trial, data, o.threads);
@@ -175,6 +304,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
         lambda *= 8;
       }
     }
+    rep.cg_iterations.push_back(cg_iterations);
     if (!accepted) {
       rep.stop_reason = "no step decreases the error (rounding floor)";
       break;
@@ -187,6 +317,74 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
       break;
     }
   }
+  return state;
+}
+
+}  // namespace
+
+int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& o) {
+  return train_samples(d, k, m, o) + validation_samples(o);
+}
+
+bool polish_uses_dense_solver(int d, int m, const PolishOptions& o) {
+  switch (o.linear_solver) {
+    case PolishSolver::dense: return true;
+    case PolishSolver::matrix_free: return false;
+    case PolishSolver::automatic: break;
+  }
+  return int64_t{m} * d * d <= o.dense_max_parameters;
+}
+
+PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int k = source.k(), d = source.d(), m = start.m();
+  const int64_t dd = int64_t{d} * d;
+  const int64_t n_train = train_samples(d, k, m, o);
+  const int64_t n_val = validation_samples(o);
+  const LabelledBatch train_raw = source.draw(o.first_sample, n_train, o.threads);
+  const LabelledBatch val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
+  PolishResult result;
+  PolishReport& rep = result.report;
+  rep.samples = train_raw.x.count + val_raw.x.count;
+  const bool dense = polish_uses_dense_solver(d, m, o);
+  char reason[200];
+  if (o.linear_solver != PolishSolver::automatic)
+    std::snprintf(reason, sizeof reason, "chosen by the options");
+  else
+    std::snprintf(reason, sizeof reason, "m·d² = %lld parameters %s %lld (dense_max_parameters)",
+                  static_cast<long long>(m * dd), dense ? "≤" : ">", static_cast<long long>(o.dense_max_parameters));
+  rep.linear_solver = dense ? "dense LDLT of JᵀJ" : "matrix-free conjugate gradients (per-head block preconditioner)";
+  rep.linear_solver_reason = reason;
+  if (train_raw.x.count * k * d < m * dd || val_raw.x.count == 0) {  // a dataset that ran out
+    result.layer = start;
+    rep.stop_reason = "too few samples left to polish";
+    return result;
+  }
+  rep.validation_error_before = relative_error(start, val_raw, o.threads);
+  const double jacobian_bytes = 8.0 * static_cast<double>(train_raw.x.count) * k * d * static_cast<double>(m * dd);
+  if (dense && jacobian_bytes > o.max_jacobian_bytes) {
+    result.layer = start;
+    rep.validation_error_after = rep.validation_error_before;
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "skipped: the Jacobian would take %.1f GB (more than the %.1f GB allowed)",
+                  jacobian_bytes / 1e9, o.max_jacobian_bytes / 1e9);
+    rep.stop_reason = msg;
+    return result;
+  }
+  const Data data = to_data(train_raw, k, d);
+
+  std::vector<MatD> thetas;
+  for (const auto& h : start.heads) thetas.push_back(h.theta);
+  State state = evaluate(thetas, data, o.threads);
+  if (!std::isfinite(state.cost)) {
+    result.layer = start;
+    rep.stop_reason = "the starting point's design is rank-deficient";
+    rep.validation_error_after = rep.validation_error_before;
+    return result;
+  }
+  rep.train_error.push_back(state.cost);
+  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep)
+                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep);
   result.layer = state.layer;
   rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

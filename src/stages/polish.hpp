@@ -10,6 +10,15 @@
 // complement of range(D) and J_Θ is the Jacobian of F with W held fixed
 // (stages/attention_jacobian.hpp). Because the problem is realizable and
 // noiseless, the minimum is 0 and Gauss–Newton converges quadratically near it.
+//
+// Two linear solvers for the damped Gauss–Newton systems (chosen like Ceres's
+// linear_solver_type): the dense one forms J (N·k·d × m·d²) and JᵀJ and solves
+// by LDLT — exact, and kept up to dense_max_parameters so that those results
+// stay what they were; the matrix-free one applies J and Jᵀ without forming
+// them (stages/polish_operator.hpp) and solves by block-preconditioned
+// conjugate gradients — memory O(N·k·m·d + N·k²·d² + m·d⁴), which is what makes
+// d = 64 possible (the dense Jacobian would take 34 GB there). Both are
+// deterministic: the same bytes for every thread count.
 #pragma once
 
 #include "data/oracle.hpp"
@@ -20,6 +29,12 @@
 
 namespace mha {
 
+enum class PolishSolver {
+  automatic,    // dense while m·d² ≤ dense_max_parameters, else matrix-free
+  dense,        // dense Jacobian, LDLT of JᵀJ
+  matrix_free,  // J·v and Jᵀ·r on the fly, preconditioned conjugate gradients
+};
+
 struct PolishOptions {
   int64_t samples = 0;             // 0: max(256, 16·m·d/k, 2d²/(k(k−1))) — see polish.cpp
   int64_t validation_samples = 0;  // 0: 256
@@ -28,9 +43,17 @@ struct PolishOptions {
   double floor = 1e-24;            // below this error, a step that does not halve it ends the run (rounding floor)
   int threads = 1;
   uint64_t first_sample = 0;
-  // The Gauss–Newton Jacobian is (N·k·d) × (m·d²) doubles: 2.1 GB at (32,2,2) but
-  // 69 GB at (64,2,2). Above this, polishing is skipped with a message.
+  // The dense solver's Jacobian is (N·k·d) × (m·d²) doubles: 1.1 GB at (32,2,2),
+  // 34 GB at (64,2,2) with the default N. Above this the dense solver skips
+  // polishing with a message; the matrix-free solver never forms J.
   double max_jacobian_bytes = 6e9;
+  PolishSolver linear_solver = PolishSolver::automatic;
+  // Largest m·d² solved densely by `automatic`: every d ≤ 16 with m ≤ 4 stays
+  // dense, so those results (the committed (16,2,2) runs, tests/golden) are
+  // unchanged; (32,2,2) (2048) goes matrix-free, ~10× faster. The matrix-free
+  // solver measured faster at (16,2,2) too (docs/benchmarks.md, "Polishing"):
+  // the threshold keeps bytes, not speed.
+  int64_t dense_max_parameters = 1024;
 };
 
 struct PolishReport {
@@ -38,6 +61,8 @@ struct PolishReport {
   std::vector<double> train_error;  // relative training error after each accepted step (first: the start)
   double validation_error_before = 0, validation_error_after = 0;
   std::string stop_reason;
+  std::string linear_solver, linear_solver_reason;  // which solver ran, and why
+  std::vector<int64_t> cg_iterations;  // per Levenberg–Marquardt iteration, all damping attempts (0: dense)
   int64_t samples = 0;
   double seconds = 0;
 };
@@ -48,6 +73,9 @@ struct PolishResult {
 };
 
 PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& options);
+
+// Whether polish_layer solves densely at this size with these options.
+bool polish_uses_dense_solver(int d, int m, const PolishOptions& options);
 
 // Training + validation samples polish_layer draws with these options.
 int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& options);

@@ -1,10 +1,18 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
+#include "model/forward_fast.hpp"
+#include "model/reference.hpp"
+#include "numeric/multiprecision.hpp"
+#include "numeric/precision.hpp"
+#include "stages/attention_jacobian.hpp"
 #include "stages/polish.hpp"
+#include "stages/polish_operator.hpp"
+#include "stages/polish_reference.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 using namespace mha;
@@ -17,6 +25,29 @@ double max_error(const Layer& a, const Layer& truth) {
     e = std::max(e, (a.heads[i].w - truth.heads[i].w).norm() / truth.heads[i].w.norm());
   }
   return e;
+}
+// The truth with Θ moved by a relative 1e-3 and W scaled by 1.001.
+Layer perturbed_start(const Layer& truth, int d) {
+  Layer start = truth;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  for (auto& h : start.heads) {
+    MatD noise = MatD::NullaryExpr(d, d, [&] { return normal(rng); });
+    h.theta += 1e-3 * h.theta.norm() / noise.norm() * noise;
+    h.w *= 1.001;
+  }
+  return start;
+}
+
+bool same_bytes(const MatD& a, const MatD& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+bool same_bytes(const Layer& a, const Layer& b) {
+  if (a.m() != b.m()) return false;
+  for (int i = 0; i < a.m(); ++i)
+    if (!same_bytes(a.heads[i].theta, b.heads[i].theta) || !same_bytes(a.heads[i].w, b.heads[i].w)) return false;
+  return true;
 }
 }  // namespace
 
@@ -51,4 +82,138 @@ TEST_CASE("polishing converges quadratically from a 1e-3 perturbation to machine
   CHECK(r.report.train_error.back() < tolerance::polish_train_floor_target());
   // Training error decreases monotonically (only decreasing steps are accepted).
   for (size_t i = 1; i < r.report.train_error.size(); ++i) CHECK(r.report.train_error[i] < r.report.train_error[i - 1]);
+}
+
+TEST_CASE("matrix-free polishing converges to machine precision, the same bytes on 1 and 2 threads", "[polish]") {
+  const int d = 12;
+  const Instance inst = test::generated_instance(d, 2, 2, 6.0, 4);
+  const Layer start = perturbed_start(inst.layer, d);
+  const SampleOracle oracle(inst, 7);
+  PolishOptions o;
+  o.linear_solver = PolishSolver::matrix_free;
+  o.threads = 1;
+  const PolishResult one = polish_layer(oracle, start, o);
+  o.threads = 2;
+  const PolishResult two = polish_layer(oracle, start, o);
+  INFO("iterations " << two.report.iterations << ", stop: " << two.report.stop_reason);
+  CHECK(two.report.linear_solver.find("matrix-free") != std::string::npos);
+  CHECK(max_error(start, inst.layer) > 5e-4);
+  CHECK(max_error(two.layer, inst.layer) < tolerance::polish_recovery_target());
+  CHECK(two.report.validation_error_after < tolerance::polish_validation_target());
+  CHECK(two.report.train_error.back() < tolerance::polish_train_floor_target());
+  for (size_t i = 1; i < two.report.train_error.size(); ++i) CHECK(two.report.train_error[i] < two.report.train_error[i - 1]);
+  // Determinism: sums over samples in fixed chunks (256 training samples = 4 chunks).
+  CHECK(same_bytes(one.layer, two.layer));
+  CHECK(one.report.train_error == two.report.train_error);
+  CHECK(one.report.cg_iterations == two.report.cg_iterations);
+}
+
+TEST_CASE("the automatic solver is dense at (16,2,2) and matrix-free at (32,2,2) and (64,2,2)", "[polish]") {
+  const PolishOptions o;
+  CHECK(polish_uses_dense_solver(16, 2, o));
+  CHECK(!polish_uses_dense_solver(32, 2, o));
+  CHECK(!polish_uses_dense_solver(64, 2, o));
+}
+
+TEST_CASE("the matrix-free result passes the MPFR objective re-check on its training samples", "[polish]") {
+  const int d = 12, k = 2;
+  const Instance inst = test::generated_instance(d, k, 2, 6.0, 4);
+  const SampleOracle oracle(inst, 7);
+  PolishOptions o;
+  o.linear_solver = PolishSolver::matrix_free;
+  o.threads = 2;
+  o.samples = 256;
+  const PolishResult r = polish_layer(oracle, perturbed_start(inst.layer, d), o);
+  // polish_layer's training samples are the first o.samples drawn (validation follows).
+  const LabelledBatch batch = oracle.draw(0, o.samples, 1);
+  std::vector<MatD> xs, ys;
+  std::vector<double> scratch;
+  const FastForward forward(r.layer);
+  double fast_sum = 0, y_sum = 0;
+  for (int64_t s = 0; s < batch.x.count; ++s) {
+    xs.push_back(batch.x.sample(s));
+    ys.push_back(Eigen::Map<const MatD>(batch.y.data() + s * k * d, k, d));
+    MatD f(k, d);
+    REQUIRE(forward.forward_dense(xs.back().data(), k, f.data(), scratch));
+    fast_sum += (f - ys.back()).squaredNorm();
+    y_sum += ys.back().squaredNorm();
+  }
+  const Comparison c = compare_objective(r.layer, xs, ys, fast_sum / y_sum, 128);
+  INFO(c.detail << ": difference " << c.max_difference << " vs bound " << c.bound);
+  CHECK(c.agree);
+  // The objective itself, certified by the reference: below the validation target.
+  CHECK(fast_sum / y_sum + c.bound < tolerance::polish_validation_target());
+  // A wrong layer's objective (W scaled by 1 + 1e-6) is told apart by the same check.
+  Layer wrong = r.layer;
+  for (auto& h : wrong.heads) h.w *= 1 + 1e-6;
+  CHECK(!compare_objective(wrong, xs, ys, fast_sum / y_sum, 128).agree);
+}
+
+namespace {
+// Head i's block of Σ_n J_nᵀ J_n from attention_jacobian<Mpfr> (256 bits) against
+// `block`, entrywise within 2 γ_n (1 + 4Λ) times the majorant
+// Σ_{n,a} |x_a[p] x_a[p']| Σ_c ĝ_c[q] ĝ_c[q'], ĝ_c[q] = Σ_l A_l(|V|_lc + Σ_j A_j|V|_jc)|x_l[q]|
+// (proofs/attention_jacobian.md, "Matrix-free products", the preconditioner's blocks).
+bool gram_block_agrees(const Layer& layer, const std::vector<MatD>& xs, int head, const Eigen::MatrixXd& block) {
+  const int k = xs.front().rows(), d = layer.d();
+  const int64_t dd = int64_t{d} * d, n = static_cast<int64_t>(xs.size());
+  ScopedPrecision precision(256);
+  const LayerT<Mpfr> lm = convert_layer<Mpfr>(layer);
+  Mat<Mpfr> reference = Mat<Mpfr>::Zero(dd, dd);
+  MatD majorant = MatD::Zero(dd, dd);
+  double lambda = 0;
+  for (const auto& x : xs) {
+    const Mat<Mpfr> jac = attention_jacobian<Mpfr>(lm, cast_matrix<Mpfr>(x)).middleCols(head * dd, dd);
+    reference += jac.transpose() * jac;
+    const MatD a = attention<double>(layer.heads[head].theta, x);
+    const MatD v_abs = x.cwiseAbs() * layer.heads[head].w.cwiseAbs();
+    lambda = std::max(lambda, (x.cwiseAbs() * layer.heads[head].theta.cwiseAbs() * x.cwiseAbs().transpose()).maxCoeff());
+    for (int row = 0; row < k; ++row) {
+      const Eigen::RowVectorXd y_abs = a.row(row) * v_abs;
+      MatD g_abs = MatD::Zero(d, d);  // row c: ĝ_c
+      for (int l = 0; l < k; ++l)
+        g_abs += a(row, l) * (v_abs.row(l) + y_abs).transpose() * x.row(l).cwiseAbs();
+      const MatD xx = x.row(row).cwiseAbs().transpose() * x.row(row).cwiseAbs();
+      const MatD gg = g_abs.transpose() * g_abs;  // Σ_c ĝ_c[q] ĝ_c[q']
+      for (int p = 0; p < d; ++p)
+        for (int pp = 0; pp < d; ++pp) majorant.block(p * d, pp * d, d, d) += xx(p, pp) * gg;
+    }
+  }
+  const double factor = 2 * tolerance::polish_operator_relative(3 * d + 3 * k + 12 + n * k * k, lambda) +
+                        tolerance::reference_relative_error(256, 4 * n * k * d);
+  for (int64_t r = 0; r < dd; ++r)
+    for (int64_t c = 0; c < dd; ++c) {
+      const double bound = factor * majorant(r, c) * tolerance::bound_evaluation_factor(8 * n * k * k) + 1e-300;
+      if (!(std::abs(block(r, c) - reference(r, c).convert_to<double>()) <= bound)) return false;
+    }
+  return true;
+}
+
+// The block with each index pair (p, q) read as (q, p): z = x_l ⊗ x_a instead of x_a ⊗ x_l.
+Eigen::MatrixXd swapped_pairs(const Eigen::MatrixXd& block, int d) {
+  Eigen::MatrixXd out(block.rows(), block.cols());
+  for (int p = 0; p < d; ++p)
+    for (int q = 0; q < d; ++q)
+      for (int pp = 0; pp < d; ++pp)
+        for (int qq = 0; qq < d; ++qq) out(q * d + p, qq * d + pp) = block(p * d + q, pp * d + qq);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the preconditioner's head blocks equal the MPFR Jacobian's JᵀJ blocks; swapped pairs are rejected",
+          "[polish]") {
+  const int d = 5;
+  const Instance inst = test::generated_instance(d, 2, 2, 6.0, 4);
+  const SampleOracle oracle(inst, 7);
+  const LabelledBatch batch = oracle.draw(0, 12, 1);
+  std::vector<MatD> xs;
+  for (int64_t s = 0; s < batch.x.count; ++s) xs.push_back(batch.x.sample(s));
+  for (int threads : {1, 2}) {
+    const AttentionLinearization lin(inst.layer, xs, threads);
+    for (int i = 0; i < 2; ++i) {
+      const Eigen::MatrixXd block = lin.head_gram_block(i);
+      CHECK(gram_block_agrees(inst.layer, xs, i, block));
+      CHECK(!gram_block_agrees(inst.layer, xs, i, swapped_pairs(block, d)));
+    }
+  }
 }
