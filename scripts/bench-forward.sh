@@ -21,6 +21,9 @@ cmake --build build/release --target mhalearn_bench mhalearn_python -j "$jobs"
 mkdir -p docs/bench
 args=("$@")
 [[ ${#args[@]} -eq 0 ]] && args=(--benchmark_min_time=0.5 --benchmark_repetitions=3)
+# The forward pass and the GEMM peak only (mhalearn_bench also holds the
+# polishing benchmarks of docs/bench/polish.md, which take minutes).
+args=(--benchmark_filter='^BM_(FastForward|ReferenceForward|GemmPeak)' "${args[@]}")
 command=(build/release/mhalearn_bench --benchmark_format=console
          --benchmark_out=docs/bench/forward.json --benchmark_out_format=json
          --benchmark_display_aggregates_only=true "${args[@]}")
