@@ -88,7 +88,7 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}, {"max_samples", o.max_samples},
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
                   {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
-                  {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}};
+                  {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}, {"label_noise", in.label_noise}};
   if (!report.empty()) {
     json rep = to_json(r.report);
     rep["provenance"] = make_provenance("learn", options);
@@ -184,7 +184,8 @@ Runner add_learn(CLI::App& app) {
                     {"sculpt_samples", o.sculpt.sculpt.max_samples}, {"crude_sculpt_samples", o.crude_sculpt_samples}, {"constraints", o.sculpt.sculpt.target_constraints},
                     {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
                     {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},
-                    {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads}};
+                    {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads},
+                    {"label_noise", a->in.label_noise}};
     if (!oracles.empty()) options["oracle"] = oracles;
     if (!a->report.empty()) {
       json rep = to_json(r.report);

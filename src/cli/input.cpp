@@ -1,6 +1,7 @@
 #include "cli/input.hpp"
 
 #include "data/instance_io.hpp"
+#include "data/noisy_source.hpp"
 #include "data/npy.hpp"
 
 namespace mha::cli {
@@ -10,7 +11,19 @@ void add_input_options(CLI::App* cmd, Input& in) {
   cmd->add_option("--x", in.x_path, "dataset inputs (.npy, (N,k,d)) instead of an instance");
   cmd->add_option("--y", in.y_path, "dataset labels (.npy, (N,k,d) float64)");
   cmd->add_option("--seed", in.seed, "sample seed of the oracle")->capture_default_str();
+  cmd->add_option("--label-noise", in.label_noise,
+                  "add Gaussian noise of this relative size to every label (rms of the noise = this × rms of the "
+                  "sample's labels; drawn from --seed's label-noise stream)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
 }
+
+namespace {
+// Wraps the opened source in the requested label noise (none when 0).
+void add_label_noise(Input& in) {
+  if (in.label_noise > 0) in.source = std::make_unique<NoisySource>(std::move(in.source), in.label_noise, in.seed);
+}
+}  // namespace
 
 OpenResult open_input(Input& in) {
   const bool have_instance = !in.instance_path.empty();
@@ -24,6 +37,7 @@ OpenResult open_input(Input& in) {
       return {in.instance_path + ": " + e, kExitFastPathOverflow};
     in.instance = std::move(r.instance);
     in.source = std::make_unique<SampleOracle>(*in.instance, in.seed);
+    add_label_noise(in);
     return {};
   }
   if (in.x_path.empty() || in.y_path.empty()) return bad("--x and --y must be given together");
@@ -33,6 +47,7 @@ OpenResult open_input(Input& in) {
   DatasetOpen data = open_dataset(std::move(x.array), std::move(y.array));
   if (!data.source) return bad(data.error);
   in.source = std::move(data.source);
+  add_label_noise(in);
   return {};
 }
 

@@ -16,6 +16,7 @@ namespace mha::cli {
 struct Input {
   std::string instance_path, x_path, y_path;
   uint64_t seed = 1;
+  double label_noise = 0;  // relative Gaussian noise added to every label (data/noisy_source.hpp)
   std::optional<Instance> instance;
   std::unique_ptr<SampleSource> source;
 };

@@ -23,6 +23,7 @@ enum class Stream : uint64_t {
   conditions = 4,      // Monte Carlo inside the condition report
   student_init = 5,    // starting points of gradient-trained students (baseline/adam.hpp)
   verify = 6,          // the perturbed layers `mhalearn verify` evaluates (verify/verify.hpp)
+  label_noise = 7,     // Gaussian noise added to labels by `--label-noise` (data/noisy_source.hpp)
 };
 
 using Philox = r123::Philox4x64_R<10>;

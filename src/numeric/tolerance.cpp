@@ -180,6 +180,10 @@ double monte_carlo_frequency_margin(double p, long long draws) {
   return 5.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(draws));
 }
 
+double label_noise_power_band(long long samples, long long entries, double max_ratio) {
+  return 6.0 * std::sqrt(2.0 / static_cast<double>(entries) * max_ratio / static_cast<double>(samples));
+}
+
 double double_softmax_relative_error(double logit_error, double span, int k) {
   const double u = kDoubleUnitRoundoff;
   const double exponent_error = (2.0 * logit_error + u * (span + 2.0 * logit_error)) * bound_evaluation_factor(4);

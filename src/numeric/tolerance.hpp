@@ -303,6 +303,16 @@ double rescaled_norm_relative(long long entries);
 // flaky. A statistical tolerance, not a rounding one.
 double monte_carlo_frequency_margin(double p, long long draws);
 
+// The measured relative noise power Σ‖noisy − exact‖²/Σ‖exact‖² of `samples`
+// samples of `entries` label entries each, where sample n's noise is
+// ε·rms(y_n)·g_n with g_n standard normal (data/noisy_source.hpp), divided by
+// ε²: a weighted mean Σ w_n χ²_n/entries with w_n = ‖y_n‖²/Σ‖y‖², mean 1 and
+// variance (2/entries)·Σw_n² ≤ (2/entries)·max_ratio/samples when no weight
+// exceeds max_ratio/samples. Returns six of those standard deviations (a
+// correct noise lands outside with probability < 2·10⁻⁹; the draws are fixed,
+// so a test using it is not flaky). A statistical tolerance, not a rounding one.
+double label_noise_power_band(long long samples, long long entries, double max_ratio);
+
 // A softmax row evaluated in double as exp(ℓ̂_b − max ℓ̂) / Σ, from logits ℓ̂ each
 // within `logit_error` of the exact ℓ (e.g. γ_{2d}|x||Θ||x|ᵀ for x Θ xᵀ, Higham
 // (3.13)), `span` = max ℓ̂ − min ℓ̂: subtracting the maximum adds u(span + 2D) to
