@@ -1,5 +1,6 @@
 #include "learn/learner.hpp"
 
+#include "learn/checkpoint.hpp"
 #include "learn/format.hpp"
 
 #include "stages/stage1_wsum.hpp"
@@ -31,13 +32,8 @@ double w_sum_error(const MatD& w, const Layer* truth) {
   return (w - ws).norm() / ws.norm();
 }
 
-// One round's products, kept for the selection.
-struct Round {
-  std::optional<SculptResult> sculpt;  // absent under the hull oracle
-  SpanResult span;
-  NetResult net;
-  double validation_error = INFINITY;
-};
+// One round's products, kept for the selection (learner.hpp).
+using Round = LearnRound;
 
 // What every stage of a run shares: the sample stream (each stage takes the
 // next disjoint range, from `offset`), the options, the truth and the report.
@@ -405,99 +401,244 @@ std::vector<std::string> oracle_stage_names(const OracleStages& o) {
   return names;
 }
 
-LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, const Instance* truth_instance) {
-  if (o.oracle.any() && !truth_instance)
-    throw std::invalid_argument("oracle stages need the true instance, not a dataset");
-  const auto start = std::chrono::steady_clock::now();
-  const int m = o.m;
-  // A finite dataset keeps the samples polishing needs at its end, out of the stages' reach.
-  const bool finite = full_source.available() < std::numeric_limits<int64_t>::max();
-  const int64_t polish_reserve =
-      finite && o.polish ? polish_samples_needed(full_source.d(), full_source.k(), m, o.polish_options) : 0;
-  const PrefixSource source(full_source, full_source.available() - polish_reserve);
-  LearnResult result;
-  LearnReport& rep = result.report;
-  Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, rep,
-             full_source.k(), full_source.d(), m, polish_reserve};
-  // Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later round changes feeds them.
-  const int max_rounds = o.oracle.hull || o.oracle.stage6 ? 1 : o.max_rounds;
+namespace {
 
-  // The shared validation set comes first in the stream, so it is the same whatever the budgets.
-  const LabelledBatch validation = source.draw(p.offset, o.validation_samples, o.threads);
-  p.offset += validation.x.count;
-  rep.validation_samples = validation.x.count;
-  if (validation.x.count == 0) {
-    rep.message = "no samples for validation";
-    return result;
-  }
+// ---- The driver: steps between safe points ------------------------------------
 
-  MatD w_sum = run_stage1(p);
-  double w_error_assumed = 0;
-  bool last_w_improved = true;
-  double last_w_standard_error = INFINITY;
-  std::vector<Round> rounds;
-  for (int round = 0; round < max_rounds; ++round) {
-    if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) {
-      rep.message = format("time budget of %.0f s reached before round %d", o.max_seconds, round);
-      break;
-    }
-    Round cur;
-    if (o.oracle.hull) {
-      p.record(oracle_record(round == 0 ? "2" : "4", round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
-      cur.span = true_hull(p);
-    } else {
-      cur.sculpt = run_sculpt(p, round, w_sum, w_error_assumed);
-      if (cur.sculpt->body.size() == 0) break;  // run_sculpt said why
-      cur.span = run_span(p, round, *cur.sculpt);
-    }
-    if (!run_net(p, round, cur, validation)) break;
-    const bool layer_improved = rounds.empty() || cur.validation_error < rep.round_validation_error[rep.best_round];
-    if (layer_improved) rep.best_round = round;
-    rounds.push_back(std::move(cur));
-    // Alternate while the estimates improve: this round's layer (validation) or
-    // the last stage-3 W_Σ (its standard error fell by a third or more) — when the
-    // hull is still crude, W_Σ can keep improving before the layer does.
-    if (!layer_improved && !(last_w_improved)) {
-      rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
-      break;
-    }
-    if (round + 1 == max_rounds) break;
+// One run of the driver: the pipeline, the state it advances, the shared
+// validation set, and the clock (the state's seconds count earlier parts).
+struct Run {
+  Pipeline& p;
+  LearnState& s;
+  const LabelledBatch& validation;
+  const SampleSource& full_source;  // polishing draws from the reserved tail of a finite dataset
+  bool finite;
+  std::chrono::steady_clock::time_point start;
+  double seconds_before;            // of the parts before this process's
 
-    const MatD proxy = Eigen::Map<const MatD>(rounds.back().sculpt->centre.x0.data(), p.d, p.d);
-    const MarginResult s3 = run_margin(p, round, proxy);
-    if (s3.report.event_rank < p.d) {
-      rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", round, s3.report.event_rank);
-      break;
-    }
-    w_sum = s3.w_sum;
-    w_error_assumed = o.w_error_factor * s3.report.standard_error;
-    last_w_improved = s3.report.relative_standard_error < last_w_standard_error / 1.5;
-    last_w_standard_error = s3.report.relative_standard_error;
+  double elapsed() const { return seconds_before + seconds_since(start); }
+  void end_rounds() {
+    s.current.reset();
+    s.next = LearnStep::reference;
   }
-  if (rounds.empty()) {
-    rep.seconds = seconds_since(start);
-    rep.samples_total = rep.samples_paper = p.offset;
-    if (rep.message.empty()) rep.message = "no round completed";
-    return result;
+};
+
+// Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later round changes feeds them.
+int max_rounds(const LearnOptions& o) { return o.oracle.hull || o.oracle.stage6 ? 1 : o.max_rounds; }
+
+// Stage 2 or 4 (or the hull oracle) opens round s.round, unless the time budget is spent.
+void step_sculpt(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  if (p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds) {
+    p.rep.message = format("time budget of %.0f s reached before round %d", p.o.max_seconds, s.round);
+    return run.end_rounds();
   }
-  const Round& best = rounds[rep.best_round];
+  s.current.emplace();
+  if (p.o.oracle.hull) {
+    p.record(oracle_record(s.round == 0 ? "2" : "4", s.round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
+    s.current->span = true_hull(p);
+    s.next = LearnStep::net;
+    return;
+  }
+  s.current->sculpt = run_sculpt(p, s.round, s.w_sum, s.w_error_assumed);
+  if (s.current->sculpt->body.size() == 0) return run.end_rounds();  // run_sculpt said why
+  s.next = LearnStep::span;
+}
+
+void step_span(Run& run) {
+  LearnRound& cur = *run.s.current;
+  cur.span = run_span(run.p, run.s.round, *cur.sculpt);
+  run.s.next = LearnStep::net;
+}
+
+// Stage 6, then the selection: the round is kept when its layer validates
+// better. Rounds alternate while the estimates improve: this round's layer
+// (validation) or the last stage-3 W_Σ (its standard error fell by a third or
+// more) — when the hull is still crude, W_Σ can keep improving before the layer does.
+void step_net(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  const int round = s.round;
+  if (!run_net(p, round, *s.current, run.validation)) return run.end_rounds();
+  const bool layer_improved = !s.best || s.current->validation_error < p.rep.round_validation_error[p.rep.best_round];
+  if (layer_improved) {
+    p.rep.best_round = round;
+    s.best = *s.current;
+  }
+  if (!layer_improved && !s.last_w_improved) {
+    p.rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
+    return run.end_rounds();
+  }
+  if (round + 1 == max_rounds(p.o)) return run.end_rounds();
+  s.next = LearnStep::margin;
+}
+
+// Stage 3 refines W_Σ from this round's proxy for the next round.
+void step_margin(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  const MatD proxy = Eigen::Map<const MatD>(s.current->sculpt->centre.x0.data(), p.d, p.d);
+  const MarginResult s3 = run_margin(p, s.round, proxy);
+  if (s3.report.event_rank < p.d) {
+    p.rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", s.round,
+                           s3.report.event_rank);
+    return run.end_rounds();
+  }
+  s.w_sum = s3.w_sum;
+  s.w_error_assumed = p.o.w_error_factor * s3.report.standard_error;
+  s.last_w_improved = s3.report.relative_standard_error < s.last_w_standard_error / 1.5;
+  s.last_w_standard_error = s3.report.relative_standard_error;
+  s.current.reset();
+  ++s.round;
+  s.next = LearnStep::sculpt;
+}
+
+// The reference paths on the selected round and the paper's stages' errors;
+// the run fails here when no round completed.
+void step_reference(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  if (!s.best) {
+    p.rep.seconds = run.elapsed();
+    p.rep.samples_total = p.rep.samples_paper = p.offset;
+    if (p.rep.message.empty()) p.rep.message = "no round completed";
+    s.next = LearnStep::done;
+    return;
+  }
+  const LearnRound& best = *s.best;
   // The reference paths check the body the selected layer came from: none under
   // the hull oracle, and an unused one under the stage-6 oracle.
-  if (best.sculpt && !o.oracle.stage6) run_reference_paths(p, *best.sculpt);
-
-  result.paper_layer = best.net.layer;
-  result.layer = best.net.layer;
-  if (truth_instance) {
-    rep.errors_coarse_net = compare_layers(best.net.coarse_layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
-    rep.errors_before_polish = compare_layers(best.net.layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
+  if (best.sculpt && !p.o.oracle.stage6) run_reference_paths(p, *best.sculpt);
+  if (p.truth_instance) {
+    const Instance& truth = *p.truth_instance;
+    p.rep.errors_coarse_net = compare_layers(best.net.coarse_layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
+    p.rep.errors_before_polish = compare_layers(best.net.layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
   }
-  rep.samples_paper = p.offset;
-  if (o.polish)
-    run_polish(p, full_source, finite ? static_cast<uint64_t>(source.available()) : p.offset, best.net.layer, result);
-  if (truth_instance) rep.errors = compare_layers(result.layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
+  p.rep.samples_paper = p.offset;
+  s.layer = best.net.layer;
+  s.next = p.o.polish ? LearnStep::polish : LearnStep::finish;
+}
+
+void step_polish(Run& run) {
+  LearnResult polished;
+  polished.layer = run.s.layer;
+  const uint64_t first = run.finite ? static_cast<uint64_t>(run.p.source.available()) : run.p.offset;
+  run_polish(run.p, run.full_source, first, run.s.best->net.layer, polished);
+  run.s.layer = std::move(polished.layer);
+  run.s.next = LearnStep::finish;
+}
+
+void step_finish(Run& run) {
+  Pipeline& p = run.p;
+  if (p.truth_instance)
+    p.rep.errors = compare_layers(run.s.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
+  p.rep.samples_total = p.offset;
+  p.rep.seconds = run.elapsed();
+  p.rep.ok = true;
+  run.s.next = LearnStep::done;
+}
+
+void advance(Run& run) {
+  switch (run.s.next) {
+    case LearnStep::stage1:
+      run.s.w_sum = run_stage1(run.p);
+      run.s.next = LearnStep::sculpt;
+      return;
+    case LearnStep::sculpt: return step_sculpt(run);
+    case LearnStep::span: return step_span(run);
+    case LearnStep::net: return step_net(run);
+    case LearnStep::margin: return step_margin(run);
+    case LearnStep::reference: return step_reference(run);
+    case LearnStep::polish: return step_polish(run);
+    case LearnStep::finish: return step_finish(run);
+    case LearnStep::done: return;
+  }
+}
+
+// CRC-64 of the validation set's inputs and labels: a resumed run must draw the
+// same samples (same source, seed, label noise), whatever else the caller checked.
+uint64_t validation_digest(const LabelledBatch& batch) {
+  Crc64 crc;
+  for (int64_t i = 0; i < batch.x.count; ++i) {
+    const MatD x = batch.x.sample(i);
+    crc.process_bytes(x.data(), sizeof(double) * static_cast<size_t>(x.size()));
+  }
+  crc.process_bytes(batch.y.data(), sizeof(double) * batch.y.size());
+  return crc.checksum();
+}
+
+LearnResult interrupted(LearnState s, const Pipeline& p) {
+  LearnResult result;
+  result.report = std::move(s.report);
+  LearnReport& rep = result.report;
+  rep.ok = false;
+  rep.interrupted = true;
+  rep.safe_point = safe_point_name(s);
+  rep.message = "interrupted " + rep.safe_point;
   rep.samples_total = p.offset;
-  rep.seconds = seconds_since(start);
-  rep.ok = true;
+  rep.seconds = s.seconds;
+  return result;
+}
+
+}  // namespace
+
+std::string check_resume(const LearnState& s, int d, int k, int m, const LearnOptions& o) {
+  if (s.d != d || s.k != k || s.m != m)
+    return format("the checkpoint is of (d,k,m) = (%d,%d,%d), this run's (%d,%d,%d)", s.d, s.k, s.m, d, k, m);
+  if (s.round >= max_rounds(o))
+    return format("the checkpoint is in round %d, this run has at most %d rounds", s.round, max_rounds(o));
+  if (s.next == LearnStep::stage1 || s.next == LearnStep::done) return "the state is not at a safe point";
+  return "";
+}
+
+LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, const Instance* truth_instance,
+                        const LearnState* resume) {
+  if (o.oracle.any() && !truth_instance)
+    throw std::invalid_argument("oracle stages need the true instance, not a dataset");
+  const int k = full_source.k(), d = full_source.d(), m = o.m;
+  if (resume)
+    if (auto e = check_resume(*resume, d, k, m, o); !e.empty()) throw std::invalid_argument(e);
+  const auto start = std::chrono::steady_clock::now();
+  // A finite dataset keeps the samples polishing needs at its end, out of the stages' reach.
+  const bool finite = full_source.available() < std::numeric_limits<int64_t>::max();
+  const int64_t polish_reserve = finite && o.polish ? polish_samples_needed(d, k, m, o.polish_options) : 0;
+  const PrefixSource source(full_source, full_source.available() - polish_reserve);
+  LearnState s = resume ? *resume : LearnState{};
+  Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, s.report,
+             k, d, m, polish_reserve};
+
+  // The shared validation set comes first in the stream, so it is the same whatever the budgets.
+  const LabelledBatch validation = source.draw(0, o.validation_samples, o.threads);
+  if (resume) {
+    if (validation_digest(validation) != s.validation_digest)
+      throw std::invalid_argument("the checkpoint was made from other samples (its validation set differs)");
+    s.report.resumed_at.push_back(safe_point_name(s));
+    p.offset = s.offset;
+  } else {
+    s.d = d, s.k = k, s.m = m;
+    s.validation_digest = validation_digest(validation);
+    p.offset = validation.x.count;
+    s.report.validation_samples = validation.x.count;
+    if (validation.x.count == 0) {
+      s.report.message = "no samples for validation";
+      return LearnResult{{}, {}, std::move(s.report)};
+    }
+  }
+
+  Run run{p, s, validation, full_source, finite, start, s.seconds};
+  while (s.next != LearnStep::done) {
+    advance(run);
+    s.offset = p.offset;
+    s.seconds = run.elapsed();
+    if (s.next != LearnStep::done && o.at_safe_point && !o.at_safe_point(s)) return interrupted(std::move(s), p);
+  }
+  LearnResult result;
+  if (s.best && s.report.ok) {
+    result.paper_layer = s.best->net.layer;
+    result.layer = std::move(s.layer);
+  }
+  result.report = std::move(s.report);
   return result;
 }
 
@@ -518,6 +659,12 @@ json to_json(const LearnReport& r) {
   if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
   if (r.errors_before_polish) out["errors_before_polish"] = errors_json(*r.errors_before_polish);
   if (r.errors) out["errors"] = errors_json(*r.errors);
+  // Only when they apply: an uninterrupted run's report keeps its earlier keys.
+  if (r.interrupted) {
+    out["interrupted"] = true;
+    out["safe_point"] = r.safe_point;
+  }
+  if (!r.resumed_at.empty()) out["resumed_at"] = r.resumed_at;
   return out;
 }
 

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
@@ -52,6 +53,8 @@ struct OracleStages {
 // unknown stage.
 std::string parse_oracle_stages(const std::string& list, OracleStages& out);
 std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
+
+struct LearnState;  // below: the driver's state at a safe point
 
 struct LearnOptions {
   int m = 0;                         // heads
@@ -80,6 +83,11 @@ struct LearnOptions {
   // and the fault-injection build of the CLI swap in a wrong copy to see the
   // reference check reject it (reference_disagreement).
   std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int, const SpanOptions&)> span = find_span;
+  // Called at every safe point (after stage 1, after each step of a round, before
+  // polishing, after polishing) with the state a run can be resumed from
+  // (learn/checkpoint.hpp writes it); returning false stops the run there: the
+  // result's report then says "interrupted" (LearnReport::interrupted). Unset: no stops.
+  std::function<bool(const LearnState&)> at_safe_point;
 };
 
 struct StageRecord {
@@ -100,6 +108,12 @@ struct LearnReport {
   bool ok = false;
   std::string message;
   std::optional<LayerErrors> errors_coarse_net, errors_before_polish, errors;
+  // Stopped at a safe point by LearnOptions::at_safe_point (ok is then false):
+  // `safe_point` names it (safe_point_name). Never part of a checkpoint.
+  bool interrupted = false;
+  std::string safe_point;
+  // The safe points this run was resumed from, oldest first (empty: never interrupted).
+  std::vector<std::string> resumed_at;
 };
 
 struct LearnResult {
@@ -107,6 +121,45 @@ struct LearnResult {
   Layer paper_layer;  // the stage-6 layer of the best round
   LearnReport report;
 };
+
+// One round's products, as the driver keeps them: the sculpted body and its
+// centre (absent under the hull oracle), the hull stage 6 searched, the net's
+// layers and the round's validation error. The stage reports live in the
+// report's records.
+struct LearnRound {
+  std::optional<SculptResult> sculpt;
+  SpanResult span;
+  NetResult net;
+  double validation_error = INFINITY;
+};
+
+// What the driver runs next. A safe point lies between two steps.
+enum class LearnStep { stage1, sculpt, span, net, margin, reference, polish, finish, done };
+
+// The driver's state at a safe point: everything the rest of the run depends
+// on besides (source, options), so that continuing from it gives the bytes an
+// uninterrupted run gives. learn/checkpoint.hpp writes and reads it exactly and
+// names its safe points (safe_point_name).
+struct LearnState {
+  int d = 0, k = 0, m = 0;
+  LearnStep next = LearnStep::stage1;
+  int round = 0;                       // the round of `next` (sculpt, span, net, margin)
+  uint64_t offset = 0;                 // next unused sample of the stream
+  uint64_t validation_digest = 0;      // CRC-64 of the validation set (checks a resumed run's samples)
+  double seconds = 0;                  // wall-clock time of the run so far, every part of it
+  MatD w_sum;                          // the current W_Σ (stage 1's, then stage 3's)
+  double w_error_assumed = 0;          // assumed ‖W_Σ − Ŵ‖_op for the next sculpt
+  bool last_w_improved = true;         // the last stage-3 standard error fell by a third or more
+  double last_w_standard_error = INFINITY;
+  std::optional<LearnRound> best;      // the round selected so far (report.best_round)
+  std::optional<LearnRound> current;   // the round in progress (next: span, net or margin)
+  Layer layer;                         // the result so far (next: polish, finish)
+  LearnReport report;                  // the report so far
+};
+
+// "" when a run on (d, k, m) with `options` can continue from `state`, else one
+// line saying what differs (learn_layer throws std::invalid_argument with it).
+std::string check_resume(const LearnState& state, int d, int k, int m, const LearnOptions& options);
 
 // The sculpt options of round `round` as the learner runs it (stage 2 in round
 // 0, stage 4 after; the adaptive τ is resculpt's): round 0 starts from the crude
@@ -120,7 +173,12 @@ ResculptOptions sculpt_round_options(const LearnOptions& options, int round, int
 std::string check_learn_input(int k, int d, int m);
 
 // Throws std::invalid_argument when options.oracle names a stage and truth is null.
-LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr);
+// With `resume`, continues from that safe point (a state given to at_safe_point
+// by a run on the same source and options, or read from a checkpoint): throws
+// std::invalid_argument when check_resume refuses it or the source's validation
+// set differs from the one the state was made with.
+LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr,
+                        const LearnState* resume = nullptr);
 
 nlohmann::json to_json(const LearnReport& report);
 std::string format_table(const LearnReport& report);
