@@ -18,6 +18,9 @@ constexpr int kExitFastPathOverflow = 3;
 // A fast path disagrees with its reference path beyond the derived bound, after
 // the reference was escalated to its most precise arithmetic (verify, learn, demo).
 constexpr int kExitDisagreement = 4;
+// learn stopped at a safe point on SIGINT/SIGTERM, after writing its checkpoint
+// (with --checkpoint/--resume) and its report marked "interrupted".
+constexpr int kExitInterrupted = 5;
 
 inline int fail(const std::string& command, int code, const std::string& message) {
   std::fprintf(stderr, "mhalearn %s: error: %s\n", command.c_str(), message.c_str());
