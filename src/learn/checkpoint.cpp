@@ -6,6 +6,7 @@
 #include "learn/format.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -185,7 +186,9 @@ double real(const json& v, const std::string& where) {
   const std::string& s = v.get_ref<const std::string&>();
   double x = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), x, std::chars_format::hex);
-  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
+  // The writer's finite values always carry an exponent ("1.8p+1"); without
+  // one, a decimal "1.5" would read as the hexadecimal 1.3125.
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || (std::isfinite(x) && s.find('p') == s.npos))
     malformed(where, "is not a hexadecimal float");
   return x;
 }
@@ -502,9 +505,10 @@ CheckpointRead parse_checkpoint(std::string_view manifest, const CheckpointArray
     const json doc = parse_bounded(manifest);
     if (!doc.is_object()) malformed("the manifest", "must be a JSON object");
     if (!doc.contains("format") || doc["format"] != kCheckpointFormat)
-      malformed("\"format\"", std::string("must be \"") + kCheckpointFormat + "\"");
+      throw Malformed(std::string("\"format\" must be \"") + kCheckpointFormat + "\"");
     if (!doc.contains("schema_version") || doc["schema_version"] != kCheckpointSchemaVersion)
-      malformed("\"schema_version\"", "is not " + std::to_string(kCheckpointSchemaVersion) + ", the version this build reads");
+      throw Malformed("\"schema_version\" is not " + std::to_string(kCheckpointSchemaVersion) +
+                      ", the version this build reads");
     out.checkpoint.provenance = field(doc, "provenance", "the manifest");
     out.checkpoint.match = field(doc, "match", "the manifest");
     StateReader in(arrays, verify_names);
