@@ -14,6 +14,7 @@
 #include "learn/format.hpp"
 #include "learn/learner.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -154,11 +155,14 @@ struct SafePoints {
   long long stop_at = 0;
   long long reached = 0;
   std::string write_error;
+  double seconds = 0;  // spent writing checkpoints
 
   bool operator()(const LearnState& state) {
     if (++reached == stop_at) StopSignals::request();
     if (!dir.empty()) {
+      const auto start = std::chrono::steady_clock::now();
       write_error = write_checkpoint(dir, serialise_checkpoint(state, match, provenance));
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!write_error.empty()) return false;
     }
     return !StopSignals::requested();
@@ -328,6 +332,9 @@ Runner add_learn(CLI::App& app) {
       }
     }
     std::printf("%s", format_table(r.report).c_str());
+    if (!points.dir.empty() && points.write_error.empty())
+      std::fprintf(stderr, "mhalearn learn: %lld checkpoints written to %s in %.2f s\n", points.reached,
+                   points.dir.c_str(), points.seconds);
     if (r.report.interrupted) return report_interrupted(r.report, points, a->report, provenance);
     if (!a->report.empty()) {
       json rep = to_json(r.report);
