@@ -302,9 +302,14 @@ Runner add_learn(CLI::App& app) {
     if (!a->resume.empty()) {
       if (auto e = read_resume(a->resume, points.match, provenance, source.k(), source.d(), o, resume); !e.empty())
         return fail("learn", kExitBadInput, "--resume: " + e);
-    } else if (!a->checkpoint.empty() && has_checkpoint(a->checkpoint)) {
-      return fail("learn", kExitBadInput, "--checkpoint " + a->checkpoint +
-                                              " already holds a checkpoint: continue it with --resume, or remove it");
+    } else if (!a->checkpoint.empty()) {
+      if (has_checkpoint(a->checkpoint))
+        return fail("learn", kExitBadInput, "--checkpoint " + a->checkpoint +
+                                                " already holds a checkpoint: continue it with --resume, or remove it");
+      // Now rather than after stage 1.
+      std::error_code ec;
+      std::filesystem::create_directories(a->checkpoint, ec);
+      if (ec) return fail("learn", kExitBadInput, "--checkpoint: cannot create " + a->checkpoint + ": " + ec.message());
     }
     o.at_safe_point = [&points](const LearnState& state) { return points(state); };
     std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,

@@ -16,7 +16,7 @@ polishing: 14 safe points), `learn` runs once uninterrupted; then
     process at once, and the directory still holds the last checkpoint;
   * --resume refuses (exit 2, one line) other options, another seed, label
     noise or instance, another build, a damaged checkpoint; --checkpoint
-    refuses a directory that holds one.
+    refuses a directory that holds one or cannot be made.
 """
 import argparse
 import json
@@ -197,6 +197,8 @@ def main():
         other = ["learn", "other.json"] + BUDGETS
         refused(tool, other + ["--resume", ck], "is the checkpoint of another run: 'input.instance_", "another instance")
         refused(tool, common + ["--checkpoint", ck], "already holds a checkpoint", "--checkpoint over a checkpoint")
+        refused(tool, common + ["--checkpoint", "inst.json/ck"], "--checkpoint: cannot create inst.json/ck",
+                "a directory that cannot be made")
         refused(tool, common + ["--resume", "nothing-here"], "nothing-here holds no checkpoint", "no checkpoint")
         refused(tool, common + ["--resume", ck, "--checkpoint", "elsewhere"], "different directories", "two directories")
         refused(tool, common + ["--method", "adam", "--resume", ck], "apply to --method paper", "adam")
