@@ -337,7 +337,7 @@ Runner add_learn(CLI::App& app) {
       }
     }
     std::printf("%s", format_table(r.report).c_str());
-    if (!points.dir.empty() && points.write_error.empty())
+    if (!points.dir.empty() && !r.report.interrupted)
       std::fprintf(stderr, "mhalearn learn: %lld checkpoints written to %s in %.2f s\n", points.reached,
                    points.dir.c_str(), points.seconds);
     if (r.report.interrupted) return report_interrupted(r.report, points, a->report, provenance);

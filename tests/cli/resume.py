@@ -84,8 +84,8 @@ def one_line(stderr):
 
 def check_interrupted(result, report_path, learned_path, checkpoint, name, label):
     check(result.returncode == 5, f"{label}: exit 5 (got {result.returncode}; {result.stderr.strip()})")
-    check(f"interrupted {name}; continue with the same command and --resume {checkpoint}" in result.stderr,
-          f"{label}: stderr names the safe point and the directory ({result.stderr.strip()!r})")
+    check(result.stderr == f"mhalearn learn: interrupted {name}; continue with the same command and --resume {checkpoint}\n",
+          f"{label}: one line on stderr names the safe point and the directory ({result.stderr.strip()!r})")
     report = load(report_path)
     check(report["ok"] is False and report.get("interrupted") is True and report.get("safe_point") == name
           and report.get("checkpoint") == checkpoint,
