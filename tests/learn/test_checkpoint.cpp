@@ -21,6 +21,8 @@ using namespace mha;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// A namespace of its own: the unit tests compile in unity batches.
+namespace checkpoint_test {
 namespace {
 
 // The (10,2,2) instance of the CLI's fault-injection and resume tests, with
@@ -119,7 +121,8 @@ std::set<std::string> listing(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("the captured run passes every kind of safe point", "[learn][checkpoint]") {
+// The captured run passes every kind of safe point.
+static void checkpoint_every_kind_of_safe_point() {
   const CapturedRun& c = captured_run();
   INFO(format_table(c.result.report));
   REQUIRE(c.result.report.ok);
@@ -134,7 +137,8 @@ TEST_CASE("the captured run passes every kind of safe point", "[learn][checkpoin
   CHECK(safe_point_name(state_before(LearnStep::sculpt, 1)) == "before round 1's sculpt (stage 4)");
 }
 
-TEST_CASE("every safe point's state round-trips through a checkpoint bit for bit", "[learn][checkpoint]") {
+// Every safe point's state round-trips through a checkpoint bit for bit.
+static void checkpoint_round_trip() {
   for (const LearnState& s : captured_run().states) {
     CAPTURE(safe_point_name(s));
     const CheckpointFiles files = serialise_checkpoint(s, kMatch, kProvenance);
@@ -178,8 +182,9 @@ TEST_CASE("every safe point's state round-trips through a checkpoint bit for bit
   }
 }
 
-TEST_CASE("the round-trip comparison sees a one-ulp change", "[learn][checkpoint]") {
-  // The test of the test above: serialised bytes differ when one double does.
+// The round-trip comparison sees a one-ulp change.
+static void checkpoint_round_trip_sees_one_ulp() {
+  // The test of check_round_trip: serialised bytes differ when one double does.
   const LearnState& s = state_before(LearnStep::margin, 0);
   const CheckpointFiles files = serialise_checkpoint(s, kMatch, kProvenance);
   LearnState t = s;
@@ -247,7 +252,8 @@ TEST_CASE("a run resumed from any safe point ends with the uninterrupted run's l
   }
 }
 
-TEST_CASE("a resumed run refuses another run's state", "[learn][checkpoint]") {
+// A resumed run refuses another run's state.
+static void checkpoint_resume_refusals() {
   const CapturedRun& c = captured_run();
   const LearnState& s = state_before(LearnStep::net, 1);
   CHECK(check_resume(s, 10, 2, 2, c.options) == "");
@@ -297,7 +303,8 @@ TEST_CASE("match and build differences name the first differing key", "[learn][c
   CHECK(build_difference(json("not an object"), p) != "");
 }
 
-TEST_CASE("the checkpoint reader refuses malformed manifests and arrays with one line", "[learn][checkpoint]") {
+// The checkpoint reader refuses malformed manifests and arrays with one line.
+static void checkpoint_malformed() {
   const LearnState& s = state_before(LearnStep::margin, 0);
   const CheckpointFiles good = serialise_checkpoint(s, kMatch, kProvenance);
   const json doc = json::parse(good.manifest);
@@ -369,7 +376,8 @@ TEST_CASE("the checkpoint reader refuses malformed manifests and arrays with one
   refused(f, "state.current.sculpt: slab 0 is not finite or has a negative width", false);
 }
 
-TEST_CASE("checkpoints in a directory replace each other atomically and leave no stale files", "[learn][checkpoint]") {
+// Checkpoints in a directory replace each other atomically and leave no stale files.
+static void checkpoint_directory() {
   const fs::path dir = fresh_directory() / "ck";
   CHECK_FALSE(has_checkpoint(dir.string()));
   CHECK(read_checkpoint(dir.string()).error == dir.string() + " holds no checkpoint (no checkpoint.json)");
@@ -408,7 +416,8 @@ TEST_CASE("checkpoints in a directory replace each other atomically and leave no
   fs::remove_all(dir.parent_path());
 }
 
-TEST_CASE("a state that is not at a safe point is not written", "[learn][checkpoint]") {
+// A state that is not at a safe point is not written.
+static void checkpoint_not_at_safe_point() {
   LearnState s = state_before(LearnStep::net, 0);
   CHECK(check_learn_state(s) == "");
   s.current.reset();
@@ -420,3 +429,17 @@ TEST_CASE("a state that is not at a safe point is not written", "[learn][checkpo
   s.next = LearnStep::done;
   CHECK(check_learn_state(s) == "the state is not at a safe point");
 }
+
+// One test case, so that one process (ctest runs each test case alone) makes
+// the learner run the sections share.
+TEST_CASE("checkpoints of a learner run round-trip at every safe point and are refused when they do not fit", "[learn][checkpoint]") {
+  SECTION("the captured run passes every kind of safe point") { checkpoint_every_kind_of_safe_point(); }
+  SECTION("every safe point's state round-trips through a checkpoint bit for bit") { checkpoint_round_trip(); }
+  SECTION("the round-trip comparison sees a one-ulp change") { checkpoint_round_trip_sees_one_ulp(); }
+  SECTION("a resumed run refuses another run's state") { checkpoint_resume_refusals(); }
+  SECTION("the checkpoint reader refuses malformed manifests and arrays with one line") { checkpoint_malformed(); }
+  SECTION("checkpoints in a directory replace each other atomically and leave no stale files") { checkpoint_directory(); }
+  SECTION("a state that is not at a safe point is not written") { checkpoint_not_at_safe_point(); }
+}
+
+}  // namespace checkpoint_test
