@@ -84,7 +84,8 @@ struct LearnOptions {
   // reference check reject it (reference_disagreement).
   std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int, const SpanOptions&)> span = find_span;
   // Called at every safe point (after stage 1, after each step of a round, before
-  // polishing, after polishing) with the state a run can be resumed from
+  // the reference paths, before polishing, before the final evaluation) with the
+  // state a run can be resumed from
   // (learn/checkpoint.hpp writes it); returning false stops the run there: the
   // result's report then says "interrupted" (LearnReport::interrupted). Unset: no stops.
   std::function<bool(const LearnState&)> at_safe_point;
@@ -99,6 +100,9 @@ struct StageRecord {
   nlohmann::json details;
 };
 
+// A field added here must also be written and read by learn/checkpoint.cpp
+// (report_to_json, report_from_json): a resumed run's report comes from there
+// (tests/learn/test_checkpoint.cpp compares to_json before and after).
 struct LearnReport {
   std::vector<StageRecord> stages;
   std::vector<double> round_validation_error;
