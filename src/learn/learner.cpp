@@ -103,9 +103,13 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
                {"rows_certified", sr.rows_certified}, {"constraints", sr.constraints}, {"budget_exhausted", sr.budget_exhausted},
                {"sigma_min_assumed", ro.sculpt.certify.sigma_min}, {"w_error_assumed", ro.sculpt.certify.w_error},
                {"widths", heuristic_widths ? "heuristic (crude W_sum: optimistic sigma_min)" : "certification lemma under the stated assumptions"},
-               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}};
-  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths", rs.tau, (long long)sr.constraints, sr.gap,
-                     heuristic_widths ? "heuristic" : "lemma");
+               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}, {"tau_effective", sr.tau_effective},
+               {"duplicate_constraints", sr.duplicate_constraints},
+               {"hull_error_bound", sr.hull_distance_bound / sr.hull_point_norm},
+               {"hull_error_typical", sr.hull_distance_typical / sr.hull_point_norm}};
+  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,
+                     (long long)sr.constraints, sr.gap, heuristic_widths ? "heuristic" : "lemma",
+                     sr.hull_distance_bound / sr.hull_point_norm, sr.hull_distance_typical / sr.hull_point_norm);
   json verdicts;
   for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = sr.verdicts[v];
   r.details["verdicts"] = verdicts;
@@ -144,18 +148,48 @@ std::string empty_body_message(const Pipeline& p, const ResculptResult& rs, int 
   return format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
 }
 
+// The least-squares centre costs O(N·d⁴) time and N·d² doubles: at d = 64, 8·d² slabs
+// would take 1 GB and a 32768 × 4096 QR; 2¹⁴ slabs (4 per unknown there) keep most of
+// the gain (at d = 32, 4·d² slabs gave 1.4e−4 against 1.2e−4 for 8·d²: docs/variants.md).
+constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
+
+int64_t final_sculpt_budget(const LearnOptions& o) {
+  if (o.final_sculpt_samples != 0) return o.final_sculpt_samples;
+  return o.m == 2 ? 32000000 : 256000000;
+}
+
+// The paper variant's stage-4 τ: rows where every head agrees exactly still have
+// the residual ‖v̂X(W_Σ − Ŵ)‖ ≤ w_error‖v̂X‖ (the certification lemma's W term),
+// about w_error·√d/‖Ŵ‖_F of ‖y_a‖ for a typical row; τ is twice that, and at
+// least paper_tau.
+double paper_tau(const LearnOptions& o, const MatD& w_sum, double w_error) {
+  return std::max(o.paper_tau, 2 * w_error * std::sqrt(double(w_sum.rows())) / w_sum.norm());
+}
+
+// Whether the lemma's widths left too little to go on: no row (paper), or — extended —
+// fewer independent slabs than the hull's constrained directions (d² − (m − 1)), so the
+// hull is not determined (measured at (16,3,2): 15 slabs from 2·10⁶ samples when stage
+// 3's W_Σ was 2% off; docs/variants.md).
+bool lemma_widths_too_few(const Pipeline& p, const ResculptResult& rs) {
+  if (p.o.variant == LearnVariant::paper) return rs.pilot_eligible_rows == 0;
+  return rs.sculpt.report.numerical_rank < p.d * p.d - (p.m - 1);
+}
+
 // Stage 2 (round 0) or 4: sculpt with the current W_Σ and an adaptive τ. The
 // body is empty when no row was certified.
-SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error) {
+SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, bool final_round = false) {
   const bool crude = crude_widths(p, round);
   ResculptOptions ro = sculpt_round_options(p.o, crude ? 0 : std::max(round, 1), p.d, p.k, w_error);
+  if (final_round) ro.sculpt.max_samples = final_sculpt_budget(p.o);
+  if (ro.fixed_tau) ro.sculpt.certify.tau = paper_tau(p.o, w_sum, w_error);
   ro.sculpt.first_sample = p.offset;
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
   bool heuristic_widths = crude;
-  if (!crude && rs.pilot_eligible_rows == 0) {
+  if (!crude && lemma_widths_too_few(p, rs)) {
     // Under the stated assumptions every row's width is vacuous (δ ≥ v̂): the
     // refined W_Σ is not yet accurate enough. Fall back to round 0's heuristic
-    // widths rather than certify nothing; the report says so.
+    // widths rather than certify nothing; the report says so. (Without a pilot
+    // the same samples are read again: they gave nothing.)
     p.offset += rs.pilot_samples;
     ro.sculpt.first_sample = p.offset;
     ro.sculpt.certify.sigma_min = p.o.crude_sigma_min;
@@ -233,6 +267,7 @@ bool run_net(Pipeline& p, int round, Round& cur, const LabelledBatch& validation
     return true;
   }
   NetOptions no = p.o.net;
+  if (p.o.variant == LearnVariant::paper) no.max_refine_iterations = 0;  // the exhaustive net alone
   no.threads = p.o.threads;
   no.radius = p.o.sculpt.sculpt.radius;
   no.first_sample = p.offset;
@@ -269,9 +304,39 @@ StageRecord margin_record(const MarginResult& s3, int round) {
   return r;
 }
 
+// Stage 3's proxies: the paper's minimum-norm point of K (the centre of the
+// body's least squares), or — extended, once the round has a layer that fits
+// (relative validation error below kHeadsAsProxiesFit) — the net's heads, so that
+// an event needs every estimated head large-margin on one token (measured at
+// (16,2,3): 1.5% of events with a true head not large-margin against 48% with
+// the centre; docs/variants.md). A layer that does not fit (round 0's
+// crude body) says nothing about the heads' margins.
+constexpr double kHeadsAsProxiesFit = 1e-2;
+
+struct MarginProxies {
+  std::vector<MatD> thetas;
+  bool heads = false;  // the net's heads (else the body's centre)
+};
+
+MarginProxies margin_proxies(const Pipeline& p, const Round& round) {
+  MarginProxies out;
+  if (p.o.variant == LearnVariant::extended && round.net.layer.m() == p.m && round.validation_error < kHeadsAsProxiesFit) {
+    for (const auto& h : round.net.layer.heads) out.thetas.push_back(h.theta);
+    out.heads = true;
+  } else {
+    out.thetas.push_back(Eigen::Map<const MatD>(round.sculpt->centre.x0.data(), p.d, p.d));
+  }
+  return out;
+}
+
+// The margin-stability lemma: with both margins ≥ M, each softmax is within
+// 2(k−1)e^{−M} of the same one-hot vector in ℓ1 (proofs/margin_stability.md), so
+// M = ln(2(k−1)/target) bounds an event's pattern error by the target.
+double paper_margin_threshold(const LearnOptions& o, int k) { return std::log(2.0 * (k - 1) / o.paper_margin_target); }
+
 // Stage 3: refine W_Σ with large-margin events of the proxy (fast: the
 // minimum-norm point of the least-squares affine set), or the exact W_Σ.
-MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
+MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
   if (p.o.oracle.stage3) {
     MarginResult exact;
     exact.w_sum = true_w_sum(p);
@@ -280,11 +345,16 @@ MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
     return exact;
   }
   MarginOptions mo = p.o.margin;
+  if (p.o.variant == LearnVariant::paper) mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
+  if (proxies.heads) mo.accept_fraction = p.o.heads_accept_fraction;
   mo.threads = p.o.threads;
   mo.first_sample = p.offset;
-  MarginResult s3 = refine_wsum(p.source, proxy, mo, p.truth);
+  MarginResult s3 = refine_wsum(p.source, proxies.thetas, mo, p.truth);
   p.offset += s3.report.pilot_samples + s3.report.samples;
-  p.record(margin_record(s3, round));
+  StageRecord r = margin_record(s3, round);
+  r.details["proxy"] = proxies.heads ? "the net's heads" : "the body's centre";
+  if (proxies.heads) r.summary += "; proxies: the net's heads";
+  p.record(std::move(r));
   return s3;
 }
 
@@ -364,6 +434,36 @@ void run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sam
   p.record(std::move(r));
 }
 
+
+// One round: sculpt (stage 2 in round 0, stage 4 after; the final round with its
+// own budget) or the true hull, then — when `with_net` — stages 5 and 6. False
+// when the round cannot go on (the report's message says why).
+bool run_round(Pipeline& p, int round, const MatD& w_sum, double w_error, bool with_net, bool final_round, Round& cur,
+               const LabelledBatch& validation) {
+  if (p.o.oracle.hull) {
+    p.record(oracle_record(round == 0 ? "2" : "4", round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
+    cur.span = true_hull(p);
+  } else {
+    cur.sculpt = run_sculpt(p, round, w_sum, w_error, final_round);
+    if (cur.sculpt->body.size() == 0) return false;  // run_sculpt said why
+    if (!with_net) {
+      p.rep.round_validation_error.push_back(NAN);  // no layer in this round
+      return true;
+    }
+    cur.span = run_span(p, round, *cur.sculpt);
+  }
+  return run_net(p, round, cur, validation);
+}
+
+// Whether round `index` (with a layer) becomes the selected one: the paper
+// variant returns its stage-4 layer, the extended one the best by validation.
+bool select_round(Pipeline& p, const Round& cur, int index, const std::vector<Round>& rounds) {
+  const bool first = p.rep.best_round < 0;
+  const bool better = first || cur.validation_error < rounds[p.rep.best_round].validation_error;
+  if (better || p.o.variant == LearnVariant::paper) p.rep.best_round = index;
+  return better;
+}
+
 }  // namespace
 
 ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
@@ -372,7 +472,45 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, o.m);
   ro.sculpt.certify.w_error = round == 0 ? 0 : w_error;
   if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
+  if (o.variant == LearnVariant::paper) {
+    ro.sculpt.all_rows = false;
+    ro.sculpt.certify.v_min = 0;
+    ro.sculpt.selection = SculptOptions::Selection::threshold;
+    // Stage 4 with the fixed τ, over its whole budget. Stage 2's residuals cannot go
+    // below the crude Ŵ's error (10–20%, which the W-sum lemma does not bound), so
+    // there τ is the pilot's quantile, as in the extended variant's round 0.
+    if (round > 0) {
+      ro.sculpt.certify.tau = o.paper_tau;
+      ro.fixed_tau = true;
+      if (ro.sculpt.target_constraints == 0) ro.sculpt.target_constraints = std::numeric_limits<int64_t>::max();
+    }
+  } else if (round > 0) {
+    ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
+    ro.sculpt.selection = SculptOptions::Selection::best_rows;
+    ro.sculpt.distinct_constraints = true;
+    if (ro.sculpt.target_constraints == 0)
+      ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, kMaxExtendedSlabs);
+  }
   return ro;
+}
+
+const char* to_string(LearnVariant v) { return v == LearnVariant::paper ? "paper" : "extended"; }
+
+std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v) {
+  if (v == LearnVariant::paper)
+    return {{"rows", "row 1 of each sample only"},
+            {"v_min", "none beyond the lemma's v̂_j > δ"},
+            {"tau", "stage 4: twice the residual the lemma's W-error term leaves (at least paper_tau), over the whole budget; stage 2: a pilot's quantile (the crude Ŵ's error is not bounded)"},
+            {"stage 3 margin", "fixed M = ln(2(k−1)/paper_margin_target) (margin-stability lemma)"},
+            {"rounds", "one pass: 1, 2, 3, 4, 5, 6; the stage-4 layer is returned"},
+            {"stage 6", "the exhaustive net only"}};
+  return {{"rows", "every row"},
+          {"v_min", "0.05, per pair of entries (rounds ≥ 1; every entry in round 0)"},
+          {"tau", "adaptive: the smallest residuals over the whole budget for 8·d² slabs (rounds ≥ 1; a pilot's quantile in round 0)"},
+          {"duplicates", "identical slabs dropped (rounds ≥ 1)"},
+          {"stage 3 margin", "adaptive: the top accept_fraction of a pilot's margins"},
+          {"rounds", "3 ⇄ 4 while the estimates improve, then a final stage-4 round with final_sculpt_samples; the best by validation"},
+          {"stage 6", "the exhaustive net, then pattern-search refinement"}};
 }
 
 std::string check_learn_input(int k, int d, int m) {
@@ -417,10 +555,12 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
   const PrefixSource source(full_source, full_source.available() - polish_reserve);
   LearnResult result;
   LearnReport& rep = result.report;
+  rep.variant = o.variant;
   Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, rep,
              full_source.k(), full_source.d(), m, polish_reserve};
   // Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later round changes feeds them.
-  const int max_rounds = o.oracle.hull || o.oracle.stage6 ? 1 : o.max_rounds;
+  const bool paper = o.variant == LearnVariant::paper;
+  const int max_rounds = o.oracle.hull || o.oracle.stage6 ? 1 : paper ? 2 : o.max_rounds;
 
   // The shared validation set comes first in the stream, so it is the same whatever the budgets.
   const LabelledBatch validation = source.draw(p.offset, o.validation_samples, o.threads);
@@ -435,36 +575,36 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
   double w_error_assumed = 0;
   bool last_w_improved = true;
   double last_w_standard_error = INFINITY;
+  // extended's final round sculpts with the stage-3 W_Σ of smallest standard error.
+  MatD final_w_sum = w_sum;
+  double final_w_error = 0, final_w_standard_error = INFINITY;
+  bool rounds_completed = false;  // the loop ended by its rule, not by a failure or the time budget
   std::vector<Round> rounds;
   for (int round = 0; round < max_rounds; ++round) {
     if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) {
       rep.message = format("time budget of %.0f s reached before round %d", o.max_seconds, round);
       break;
     }
+    // The paper runs stages 5 and 6 once, on the stage-4 body.
+    const bool with_net = !paper || round + 1 == max_rounds;
     Round cur;
-    if (o.oracle.hull) {
-      p.record(oracle_record(round == 0 ? "2" : "4", round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
-      cur.span = true_hull(p);
-    } else {
-      cur.sculpt = run_sculpt(p, round, w_sum, w_error_assumed);
-      if (cur.sculpt->body.size() == 0) break;  // run_sculpt said why
-      cur.span = run_span(p, round, *cur.sculpt);
-    }
-    if (!run_net(p, round, cur, validation)) break;
-    const bool layer_improved = rounds.empty() || cur.validation_error < rep.round_validation_error[rep.best_round];
-    if (layer_improved) rep.best_round = round;
+    if (!run_round(p, round, w_sum, w_error_assumed, with_net, false, cur, validation)) break;
+    const bool layer_improved = with_net && select_round(p, cur, static_cast<int>(rounds.size()), rounds);
     rounds.push_back(std::move(cur));
     // Alternate while the estimates improve: this round's layer (validation) or
     // the last stage-3 W_Σ (its standard error fell by a third or more) — when the
     // hull is still crude, W_Σ can keep improving before the layer does.
-    if (!layer_improved && !(last_w_improved)) {
+    if (!paper && !layer_improved && !(last_w_improved)) {
       rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
+      rounds_completed = true;
       break;
     }
-    if (round + 1 == max_rounds) break;
+    if (round + 1 == max_rounds) {
+      rounds_completed = true;
+      break;
+    }
 
-    const MatD proxy = Eigen::Map<const MatD>(rounds.back().sculpt->centre.x0.data(), p.d, p.d);
-    const MarginResult s3 = run_margin(p, round, proxy);
+    const MarginResult s3 = run_margin(p, round, margin_proxies(p, rounds.back()));
     if (s3.report.event_rank < p.d) {
       rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", round, s3.report.event_rank);
       break;
@@ -473,8 +613,23 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
     w_error_assumed = o.w_error_factor * s3.report.standard_error;
     last_w_improved = s3.report.relative_standard_error < last_w_standard_error / 1.5;
     last_w_standard_error = s3.report.relative_standard_error;
+    if (s3.report.relative_standard_error < final_w_standard_error) {
+      final_w_sum = w_sum;
+      final_w_error = w_error_assumed;
+      final_w_standard_error = s3.report.relative_standard_error;
+    }
   }
-  if (rounds.empty()) {
+  const bool final_round = !paper && rounds_completed && !o.oracle.hull && !o.oracle.stage6 && final_sculpt_budget(o) > 0 &&
+                           std::isfinite(final_w_standard_error);
+  if (final_round) {
+    Round cur;
+    const int round = static_cast<int>(rounds.size());
+    if (run_round(p, round, final_w_sum, final_w_error, true, true, cur, validation)) {
+      select_round(p, cur, round, rounds);
+      rounds.push_back(std::move(cur));
+    }
+  }
+  if (rep.best_round < 0) {
     rep.seconds = seconds_since(start);
     rep.samples_total = rep.samples_paper = p.offset;
     if (rep.message.empty()) rep.message = "no round completed";
@@ -512,7 +667,9 @@ json to_json(const LearnReport& r) {
     j["summary"] = s.summary;
     stages.push_back(j);
   }
-  json out = {{"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
+  json choices = json::object();
+  for (const auto& [name, value] : variant_choices(r.variant)) choices[name] = value;
+  json out = {{"variant", to_string(r.variant)}, {"variant_choices", choices}, {"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
               {"samples_paper_stages", r.samples_paper}, {"samples_polish", r.samples_polish},
               {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", r.seconds}, {"ok", r.ok}, {"message", r.message}};
   if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
@@ -523,6 +680,7 @@ json to_json(const LearnReport& r) {
 
 std::string format_table(const LearnReport& r) {
   std::ostringstream out;
+  out << format("variant: %s\n", to_string(r.variant));
   out << format("%-7s %5s %11s %8s  %s\n", "stage", "round", "samples", "seconds", "what it did");
   for (const auto& s : r.stages)
     out << format("%-7s %5s %11lld %8.2f  %s\n", s.stage.c_str(), s.round >= 0 ? std::to_string(s.round).c_str() : "-",
