@@ -38,7 +38,7 @@ printf '\002' | cat - "$tmp/Xg.npy" >"$out/forward_x/tool_float64_d4_huge_weight
 # the hull oracle (a round without a body), packed as check_checkpoint reads
 # them (fuzz/checks.hpp).
 "$tool" generate --d 6 --k 2 --m 2 --scale 3 --seed 1 -o "$tmp/c.json" >/dev/null
-budgets=(--stage1-samples 5000 --crude-sculpt-samples 20000 --sculpt-samples 20000 --constraints 12
+budgets=(--stage1-samples 5000 --crude-sculpt-samples 20000 --sculpt-samples 20000 --final-sculpt-samples 20000 --constraints 12
          --margin-samples 200000 --net-tuples 50 --rounds 2 --test-samples 100 --threads 1)
 for n in 1 2 3 4 5 6 7; do
   MHALEARN_STOP_AT_SAFE_POINT=$n "$tool" learn "$tmp/c.json" "${budgets[@]}" --checkpoint "$tmp/ck$n" \

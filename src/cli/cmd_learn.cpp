@@ -25,6 +25,14 @@ namespace mha::cli {
 using nlohmann::json;
 
 void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference) {
+  cmd->add_option("--variant", o.variant,
+                  "paper: the stages as the paper writes them; extended: the project's choices (docs/variants.md)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, LearnVariant>{{"paper", LearnVariant::paper},
+                                                                             {"extended", LearnVariant::extended}}))
+      ->default_str("extended");
+  cmd->add_option("--final-sculpt-samples", o.final_sculpt_samples,
+                  "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)")
+      ->capture_default_str()->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str()
       ->check(CLI::Range(0.0, 1e7));
@@ -284,7 +292,8 @@ Runner add_learn(CLI::App& app) {
     o.test_seed = a->in.seed;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
     json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
-                    {"m", o.m}, {"stage1_samples", o.stage1_samples}, {"rounds", o.max_rounds},
+                    {"m", o.m}, {"variant", to_string(o.variant)}, {"final_sculpt_samples", o.final_sculpt_samples},
+                    {"stage1_samples", o.stage1_samples}, {"rounds", o.max_rounds},
                     {"sculpt_samples", o.sculpt.sculpt.max_samples}, {"crude_sculpt_samples", o.crude_sculpt_samples}, {"constraints", o.sculpt.sculpt.target_constraints},
                     {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
                     {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},

@@ -28,7 +28,8 @@ uint64_t crc64(std::string_view bytes) {
 std::string safe_point_name(const LearnState& s) {
   switch (s.next) {
     case LearnStep::stage1: return "before stage 1";
-    case LearnStep::sculpt: return format("before round %d's sculpt (stage %d)", s.round, s.round == 0 ? 2 : 4);
+    case LearnStep::sculpt:
+      return format("before round %d's sculpt (stage %d%s)", s.round, s.round == 0 ? 2 : 4, s.final_round ? ", the final round" : "");
     case LearnStep::span: return format("before round %d's span (stage 5)", s.round);
     case LearnStep::net: return format("before round %d's net (stage 6)", s.round);
     case LearnStep::margin: return format("before round %d's margin refinement (stage 3)", s.round);
@@ -154,7 +155,8 @@ json report_to_json(const LearnReport& r) {
   for (const auto& s : r.stages)
     stages.push_back({{"stage", s.stage}, {"round", s.round}, {"samples", s.samples}, {"seconds", hex(s.seconds)},
                       {"summary", s.summary}, {"details", s.details}});
-  return {{"stages", std::move(stages)}, {"round_validation_error", hex_list(r.round_validation_error)},
+  return {{"variant", to_string(r.variant)}, {"stages", std::move(stages)},
+          {"round_validation_error", hex_list(r.round_validation_error)},
           {"best_round", r.best_round}, {"samples_paper", r.samples_paper}, {"samples_polish", r.samples_polish},
           {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", hex(r.seconds)},
           {"ok", r.ok}, {"message", r.message}, {"errors_coarse_net", errors_to_json(r.errors_coarse_net)},
@@ -363,6 +365,10 @@ LearnReport report_from_json(const json& j, const std::string& where) {
                         real(field(s, "seconds", w), at(w, "seconds")), text(field(s, "summary", w), at(w, "summary")),
                         field(s, "details", w)});
   }
+  const std::string variant = text(field(j, "variant", where), at(where, "variant"));
+  if (variant == "paper") r.variant = LearnVariant::paper;
+  else if (variant == "extended") r.variant = LearnVariant::extended;
+  else malformed(at(where, "variant"), "must be \"paper\" or \"extended\"");
   r.round_validation_error = real_list(field(j, "round_validation_error", where), at(where, "round_validation_error"));
   r.best_round = static_cast<int>(integer(field(j, "best_round", where), -1, kMaxRound, at(where, "best_round")));
   r.samples_paper = integer(field(j, "samples_paper", where), 0, kMax, at(where, "samples_paper"));
@@ -403,6 +409,10 @@ LearnState state_from_json(const json& j, StateReader& in) {
   s.w_error_assumed = real(field(j, "w_error_assumed", where), "state.w_error_assumed");
   s.last_w_improved = boolean(field(j, "last_w_improved", where), "state.last_w_improved");
   s.last_w_standard_error = real(field(j, "last_w_standard_error", where), "state.last_w_standard_error");
+  s.final_round = boolean(field(j, "final_round", where), "state.final_round");
+  s.final_w_error = real(field(j, "final_w_error", where), "state.final_w_error");
+  s.final_w_standard_error = real(field(j, "final_w_standard_error", where), "state.final_w_standard_error");
+  if (const json* w = optional_field(j, "final_w_sum")) s.final_w_sum = in.matrix<MatD>(*w, s.d, s.d, "state.final_w_sum");
   if (const json* r = optional_field(j, "best")) s.best = in.round(*r, s.d, s.m, "state.best");
   if (const json* r = optional_field(j, "current")) s.current = in.round(*r, s.d, s.m, "state.current");
   if (const json* l = optional_field(j, "layer")) s.layer = in.layer(*l, s.m, s.d, "state.layer");
@@ -463,10 +473,14 @@ std::string check_learn_state(const LearnState& s) {
   const LearnStep next = s.next;
   const bool in_round = next == LearnStep::span || next == LearnStep::net || next == LearnStep::margin;
   if (in_round != s.current.has_value()) return in_round ? "no round in progress" : "a round in progress outside a round";
+  // The paper variant's round 0 goes from stage 2 to stage 3 without a layer.
+  const bool layer_before_margin = !(s.report.variant == LearnVariant::paper && s.round == 0);
   if (s.current)
-    if (auto e = check_round(*s.current, "current", next != LearnStep::net, next == LearnStep::net, next == LearnStep::margin);
+    if (auto e = check_round(*s.current, "current", next != LearnStep::net, next == LearnStep::net,
+                             next == LearnStep::margin && layer_before_margin);
         !e.empty())
       return e;
+  if (s.final_w_sum.size() > 0 && (s.final_w_sum.rows() != s.d || s.final_w_sum.cols() != s.d)) return "the final W_sum is not d×d";
   const LearnReport& r = s.report;
   if (s.best.has_value() != (r.best_round >= 0)) return "the best round and the report's best_round disagree";
   if (r.best_round >= static_cast<int>(r.round_validation_error.size()) || r.best_round > s.round)
@@ -487,6 +501,9 @@ CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, con
                 {"offset", s.offset}, {"validation_digest", hex16(s.validation_digest)}, {"seconds", hex(s.seconds)},
                 {"w_sum", out.matrix(s.w_sum)}, {"w_error_assumed", hex(s.w_error_assumed)},
                 {"last_w_improved", s.last_w_improved}, {"last_w_standard_error", hex(s.last_w_standard_error)},
+                {"final_round", s.final_round}, {"final_w_error", hex(s.final_w_error)},
+                {"final_w_standard_error", hex(s.final_w_standard_error)},
+                {"final_w_sum", s.final_w_sum.size() > 0 ? json(out.matrix(s.final_w_sum)) : json(nullptr)},
                 {"best", s.best ? out.round(*s.best) : json(nullptr)},
                 {"current", s.current ? out.round(*s.current) : json(nullptr)},
                 {"layer", s.layer.m() > 0 ? json(out.layer(s.layer)) : json(nullptr)},

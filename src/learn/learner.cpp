@@ -99,9 +99,13 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
                {"rows_certified", sr.rows_certified}, {"constraints", sr.constraints}, {"budget_exhausted", sr.budget_exhausted},
                {"sigma_min_assumed", ro.sculpt.certify.sigma_min}, {"w_error_assumed", ro.sculpt.certify.w_error},
                {"widths", heuristic_widths ? "heuristic (crude W_sum: optimistic sigma_min)" : "certification lemma under the stated assumptions"},
-               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}};
-  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths", rs.tau, (long long)sr.constraints, sr.gap,
-                     heuristic_widths ? "heuristic" : "lemma");
+               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}, {"tau_effective", sr.tau_effective},
+               {"duplicate_constraints", sr.duplicate_constraints},
+               {"hull_error_bound", sr.hull_distance_bound / sr.hull_point_norm},
+               {"hull_error_typical", sr.hull_distance_typical / sr.hull_point_norm}};
+  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,
+                     (long long)sr.constraints, sr.gap, heuristic_widths ? "heuristic" : "lemma",
+                     sr.hull_distance_bound / sr.hull_point_norm, sr.hull_distance_typical / sr.hull_point_norm);
   json verdicts;
   for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = sr.verdicts[v];
   r.details["verdicts"] = verdicts;
@@ -140,18 +144,50 @@ std::string empty_body_message(const Pipeline& p, const ResculptResult& rs, int 
   return format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
 }
 
+// The least-squares centre costs O(N·d⁴) time and N·d² doubles: at d = 64, 8·d² slabs
+// would take 1 GB and a 32768 × 4096 QR; 2¹⁴ slabs (4 per unknown there) keep most of
+// the gain (at d = 32, 4·d² slabs gave 1.4e−4 against 1.2e−4 for 8·d²: docs/variants.md).
+constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
+
+int64_t final_sculpt_budget(const LearnOptions& o) {
+  if (o.final_sculpt_samples != 0) return o.final_sculpt_samples;
+  // m = 3: the body's error falls ∝ 1/√S, so 8× the samples buy ~2.8× (1e−3 at
+  // (16,2,3)); m ≥ 4 (∝ S^{−1/3} or slower) gains too little for the time.
+  return o.m == 3 ? 256000000 : 32000000;
+}
+
+// The paper variant's stage-4 τ: rows where every head agrees exactly still have
+// the residual ‖v̂X(W_Σ − Ŵ)‖ ≤ w_error‖v̂X‖ (the certification lemma's W term),
+// about w_error·√d/‖Ŵ‖_F of ‖y_a‖ for a typical row; τ is twice that, and at
+// least paper_tau.
+double paper_tau(const LearnOptions& o, const MatD& w_sum, double w_error) {
+  return std::max(o.paper_tau, 2 * w_error * std::sqrt(double(w_sum.rows())) / w_sum.norm());
+}
+
+// Whether the lemma's widths left too little to go on: no row (paper), or — extended —
+// fewer independent slabs than the hull's constrained directions (d² − (m − 1)), so the
+// hull is not determined (measured at (16,3,2): 15 slabs from 2·10⁶ samples when stage
+// 3's W_Σ was 2% off; docs/variants.md).
+bool lemma_widths_too_few(const Pipeline& p, const ResculptResult& rs) {
+  if (p.o.variant == LearnVariant::paper) return rs.pilot_eligible_rows == 0;
+  return rs.sculpt.report.numerical_rank < p.d * p.d - (p.m - 1);
+}
+
 // Stage 2 (round 0) or 4: sculpt with the current W_Σ and an adaptive τ. The
 // body is empty when no row was certified.
-SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error) {
+SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, bool final_round = false) {
   const bool crude = crude_widths(p, round);
   ResculptOptions ro = sculpt_round_options(p.o, crude ? 0 : std::max(round, 1), p.d, p.k, w_error);
+  if (final_round) ro.sculpt.max_samples = final_sculpt_budget(p.o);
+  if (ro.fixed_tau) ro.sculpt.certify.tau = paper_tau(p.o, w_sum, w_error);
   ro.sculpt.first_sample = p.offset;
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
   bool heuristic_widths = crude;
-  if (!crude && rs.pilot_eligible_rows == 0) {
+  if (!crude && lemma_widths_too_few(p, rs)) {
     // Under the stated assumptions every row's width is vacuous (δ ≥ v̂): the
     // refined W_Σ is not yet accurate enough. Fall back to round 0's heuristic
-    // widths rather than certify nothing; the report says so.
+    // widths rather than certify nothing; the report says so. (Without a pilot
+    // the same samples are read again: they gave nothing.)
     p.offset += rs.pilot_samples;
     ro.sculpt.first_sample = p.offset;
     ro.sculpt.certify.sigma_min = p.o.crude_sigma_min;
@@ -229,6 +265,7 @@ bool run_net(Pipeline& p, int round, Round& cur, const LabelledBatch& validation
     return true;
   }
   NetOptions no = p.o.net;
+  if (p.o.variant == LearnVariant::paper) no.max_refine_iterations = 0;  // the exhaustive net alone
   no.threads = p.o.threads;
   no.radius = p.o.sculpt.sculpt.radius;
   no.first_sample = p.offset;
@@ -265,9 +302,39 @@ StageRecord margin_record(const MarginResult& s3, int round) {
   return r;
 }
 
+// Stage 3's proxies: the paper's minimum-norm point of K (the centre of the
+// body's least squares), or — extended, once the round has a layer that fits
+// (relative validation error below kHeadsAsProxiesFit) — the net's heads, so that
+// an event needs every estimated head large-margin on one token (measured at
+// (16,2,3): 1.5% of events with a true head not large-margin against 48% with
+// the centre; docs/variants.md). A layer that does not fit (round 0's
+// crude body) says nothing about the heads' margins.
+constexpr double kHeadsAsProxiesFit = 1e-2;
+
+struct MarginProxies {
+  std::vector<MatD> thetas;
+  bool heads = false;  // the net's heads (else the body's centre)
+};
+
+MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round) {
+  MarginProxies out;
+  if (p.o.variant == LearnVariant::extended && round.net.layer.m() == p.m && round.validation_error < kHeadsAsProxiesFit) {
+    for (const auto& h : round.net.layer.heads) out.thetas.push_back(h.theta);
+    out.heads = true;
+  } else {
+    out.thetas.push_back(Eigen::Map<const MatD>(round.sculpt->centre.x0.data(), p.d, p.d));
+  }
+  return out;
+}
+
+// The margin-stability lemma: with both margins ≥ M, each softmax is within
+// 2(k−1)e^{−M} of the same one-hot vector in ℓ1 (proofs/margin_stability.md), so
+// M = ln(2(k−1)/target) bounds an event's pattern error by the target.
+double paper_margin_threshold(const LearnOptions& o, int k) { return std::log(2.0 * (k - 1) / o.paper_margin_target); }
+
 // Stage 3: refine W_Σ with large-margin events of the proxy (fast: the
 // minimum-norm point of the least-squares affine set), or the exact W_Σ.
-MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
+MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
   if (p.o.oracle.stage3) {
     MarginResult exact;
     exact.w_sum = true_w_sum(p);
@@ -276,11 +343,16 @@ MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
     return exact;
   }
   MarginOptions mo = p.o.margin;
+  if (p.o.variant == LearnVariant::paper) mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
+  if (proxies.heads) mo.accept_fraction = p.o.heads_accept_fraction;
   mo.threads = p.o.threads;
   mo.first_sample = p.offset;
-  MarginResult s3 = refine_wsum(p.source, proxy, mo, p.truth);
+  MarginResult s3 = refine_wsum(p.source, proxies.thetas, mo, p.truth);
   p.offset += s3.report.pilot_samples + s3.report.samples;
-  p.record(margin_record(s3, round));
+  StageRecord r = margin_record(s3, round);
+  r.details["proxy"] = proxies.heads ? "the net's heads" : "the body's centre";
+  if (proxies.heads) r.summary += "; proxies: the net's heads";
+  p.record(std::move(r));
   return s3;
 }
 
@@ -360,6 +432,7 @@ void run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sam
   p.record(std::move(r));
 }
 
+
 }  // namespace
 
 ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
@@ -368,7 +441,45 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, o.m);
   ro.sculpt.certify.w_error = round == 0 ? 0 : w_error;
   if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
+  if (o.variant == LearnVariant::paper) {
+    ro.sculpt.all_rows = false;
+    ro.sculpt.certify.v_min = 0;
+    ro.sculpt.selection = SculptOptions::Selection::threshold;
+    // Stage 4 with the fixed τ, over its whole budget. Stage 2's residuals cannot go
+    // below the crude Ŵ's error (10–20%, which the W-sum lemma does not bound), so
+    // there τ is the pilot's quantile, as in the extended variant's round 0.
+    if (round > 0) {
+      ro.sculpt.certify.tau = o.paper_tau;
+      ro.fixed_tau = true;
+      if (ro.sculpt.target_constraints == 0) ro.sculpt.target_constraints = std::numeric_limits<int64_t>::max();
+    }
+  } else if (round > 0) {
+    ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
+    ro.sculpt.selection = SculptOptions::Selection::best_rows;
+    ro.sculpt.distinct_constraints = true;
+    if (ro.sculpt.target_constraints == 0)
+      ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, kMaxExtendedSlabs);
+  }
   return ro;
+}
+
+const char* to_string(LearnVariant v) { return v == LearnVariant::paper ? "paper" : "extended"; }
+
+std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v) {
+  if (v == LearnVariant::paper)
+    return {{"rows", "row 1 of each sample only"},
+            {"v_min", "none beyond the lemma's v̂_j > δ"},
+            {"tau", "stage 4: twice the residual the lemma's W-error term leaves (at least paper_tau), over the whole budget; stage 2: a pilot's quantile (the crude Ŵ's error is not bounded)"},
+            {"stage 3 margin", "fixed M = ln(2(k−1)/paper_margin_target) (margin-stability lemma)"},
+            {"rounds", "one pass: 1, 2, 3, 4, 5, 6; the stage-4 layer is returned"},
+            {"stage 6", "the exhaustive net only"}};
+  return {{"rows", "every row"},
+          {"v_min", "0.05, per pair of entries (rounds ≥ 1; every entry in round 0)"},
+          {"tau", "adaptive: the smallest residuals over the whole budget for 8·d² slabs (rounds ≥ 1; a pilot's quantile in round 0)"},
+          {"duplicates", "identical slabs dropped (rounds ≥ 1)"},
+          {"stage 3 margin", "adaptive: the top accept_fraction of a pilot's margins"},
+          {"rounds", "3 ⇄ 4 while the estimates improve, then a final stage-4 round with final_sculpt_samples; the best by validation"},
+          {"stage 6", "the exhaustive net, then pattern-search refinement"}};
 }
 
 std::string check_learn_input(int k, int d, int m) {
@@ -405,6 +516,19 @@ namespace {
 
 // ---- The driver: steps between safe points ------------------------------------
 
+// Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later
+// round changes feeds them. The paper variant runs one pass: stage 2 (round 0), then 4.
+int max_rounds(const LearnOptions& o) {
+  return o.oracle.hull || o.oracle.stage6 ? 1 : o.variant == LearnVariant::paper ? 2 : o.max_rounds;
+}
+
+// The extended variant's final stage-4 round, once, with the stage-3 W_Σ of
+// smallest standard error (none under the hull or stage-6 oracles).
+bool wants_final_round(const LearnOptions& o, const LearnState& s) {
+  return o.variant == LearnVariant::extended && !o.oracle.hull && !o.oracle.stage6 && final_sculpt_budget(o) > 0 &&
+         !s.final_round && std::isfinite(s.final_w_standard_error);
+}
+
 // One run of the driver: the pipeline, the state it advances, the shared
 // validation set, and the clock (the state's seconds count earlier parts).
 struct Run {
@@ -417,14 +541,19 @@ struct Run {
   double seconds_before;            // of the parts before this process's
 
   double elapsed() const { return seconds_before + seconds_since(start); }
-  void end_rounds() {
+  // The rounds end — by their rule (`completed`: the extended variant's final
+  // round follows) or by a failure or the time budget (straight to the reference paths).
+  void end_rounds(bool completed = false) {
     s.current.reset();
+    if (completed && wants_final_round(p.o, s)) {
+      s.final_round = true;
+      ++s.round;
+      s.next = LearnStep::sculpt;
+      return;
+    }
     s.next = LearnStep::reference;
   }
 };
-
-// Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later round changes feeds them.
-int max_rounds(const LearnOptions& o) { return o.oracle.hull || o.oracle.stage6 ? 1 : o.max_rounds; }
 
 // Stage 2 or 4 (or the hull oracle) opens round s.round, unless the time budget is spent.
 void step_sculpt(Run& run) {
@@ -441,8 +570,16 @@ void step_sculpt(Run& run) {
     s.next = LearnStep::net;
     return;
   }
-  s.current->sculpt = run_sculpt(p, s.round, s.w_sum, s.w_error_assumed);
+  const MatD& w_sum = s.final_round ? s.final_w_sum : s.w_sum;
+  const double w_error = s.final_round ? s.final_w_error : s.w_error_assumed;
+  s.current->sculpt = run_sculpt(p, s.round, w_sum, w_error, s.final_round);
   if (s.current->sculpt->body.size() == 0) return run.end_rounds();  // run_sculpt said why
+  if (p.o.variant == LearnVariant::paper && s.round + 1 < max_rounds(p.o)) {
+    // The paper runs stages 5 and 6 once, on the stage-4 body: stage 2's goes to stage 3.
+    p.rep.round_validation_error.push_back(NAN);  // no layer in this round
+    s.next = LearnStep::margin;
+    return;
+  }
   s.next = LearnStep::span;
 }
 
@@ -462,15 +599,17 @@ void step_net(Run& run) {
   const int round = s.round;
   if (!run_net(p, round, *s.current, run.validation)) return run.end_rounds();
   const bool layer_improved = !s.best || s.current->validation_error < p.rep.round_validation_error[p.rep.best_round];
-  if (layer_improved) {
+  // The paper variant returns its stage-4 layer; the extended one the best by validation.
+  if (layer_improved || p.o.variant == LearnVariant::paper) {
     p.rep.best_round = round;
     s.best = *s.current;
   }
-  if (!layer_improved && !s.last_w_improved) {
+  if (s.final_round) return run.end_rounds();
+  if (p.o.variant == LearnVariant::extended && !layer_improved && !s.last_w_improved) {
     p.rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
-    return run.end_rounds();
+    return run.end_rounds(true);
   }
-  if (round + 1 == max_rounds(p.o)) return run.end_rounds();
+  if (round + 1 == max_rounds(p.o)) return run.end_rounds(true);
   s.next = LearnStep::margin;
 }
 
@@ -478,8 +617,7 @@ void step_net(Run& run) {
 void step_margin(Run& run) {
   Pipeline& p = run.p;
   LearnState& s = run.s;
-  const MatD proxy = Eigen::Map<const MatD>(s.current->sculpt->centre.x0.data(), p.d, p.d);
-  const MarginResult s3 = run_margin(p, s.round, proxy);
+  const MarginResult s3 = run_margin(p, s.round, margin_proxies(p, *s.current));
   if (s3.report.event_rank < p.d) {
     p.rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", s.round,
                            s3.report.event_rank);
@@ -489,6 +627,11 @@ void step_margin(Run& run) {
   s.w_error_assumed = p.o.w_error_factor * s3.report.standard_error;
   s.last_w_improved = s3.report.relative_standard_error < s.last_w_standard_error / 1.5;
   s.last_w_standard_error = s3.report.relative_standard_error;
+  if (s3.report.relative_standard_error < s.final_w_standard_error) {
+    s.final_w_sum = s.w_sum;
+    s.final_w_error = s.w_error_assumed;
+    s.final_w_standard_error = s3.report.relative_standard_error;
+  }
   s.current.reset();
   ++s.round;
   s.next = LearnStep::sculpt;
@@ -586,7 +729,7 @@ LearnResult interrupted(LearnState s, const Pipeline& p) {
 std::string check_resume(const LearnState& s, int d, int k, int m, const LearnOptions& o) {
   if (s.d != d || s.k != k || s.m != m)
     return format("the checkpoint is of (d,k,m) = (%d,%d,%d), this run's (%d,%d,%d)", s.d, s.k, s.m, d, k, m);
-  if (s.round >= max_rounds(o))
+  if (!s.final_round && s.round >= max_rounds(o))
     return format("the checkpoint is in round %d, this run has at most %d rounds", s.round, max_rounds(o));
   if (s.next == LearnStep::stage1 || s.next == LearnStep::done) return "the state is not at a safe point";
   return "";
@@ -617,6 +760,7 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
     p.offset = s.offset;
   } else {
     s.d = d, s.k = k, s.m = m;
+    s.report.variant = o.variant;
     s.validation_digest = validation_digest(validation);
     p.offset = validation.x.count;
     s.report.validation_samples = validation.x.count;
@@ -653,7 +797,9 @@ json to_json(const LearnReport& r) {
     j["summary"] = s.summary;
     stages.push_back(j);
   }
-  json out = {{"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
+  json choices = json::object();
+  for (const auto& [name, value] : variant_choices(r.variant)) choices[name] = value;
+  json out = {{"variant", to_string(r.variant)}, {"variant_choices", choices}, {"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
               {"samples_paper_stages", r.samples_paper}, {"samples_polish", r.samples_polish},
               {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", r.seconds}, {"ok", r.ok}, {"message", r.message}};
   if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
@@ -670,6 +816,7 @@ json to_json(const LearnReport& r) {
 
 std::string format_table(const LearnReport& r) {
   std::ostringstream out;
+  out << format("variant: %s\n", to_string(r.variant));
   out << format("%-7s %5s %11s %8s  %s\n", "stage", "round", "samples", "seconds", "what it did");
   for (const auto& s : r.stages)
     out << format("%-7s %5s %11lld %8.2f  %s\n", s.stage.c_str(), s.round >= 0 ? std::to_string(s.round).c_str() : "-",

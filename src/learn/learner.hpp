@@ -56,8 +56,30 @@ std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
 
 struct LearnState;  // below: the driver's state at a safe point
 
+// Two named variants of the paper's stages (docs/variants.md, lists each
+// choice with the measurement behind it):
+//   paper     the stages as the paper writes them, with the parameters its lemmas give
+//             where they are computable: certification of row 1 only; no v_min floor
+//             beyond the lemma's v̂_j > δ; stage 4's τ from the lemma's W-error term
+//             (twice the residual it leaves, at least paper_tau); stage 3 with the fixed margin of the
+//             margin-stability lemma for the target paper_margin_target,
+//             M = ln(2(k−1)/target); one pass 1 → 2 → 3 → 4 → 5 → 6 (the layer of the
+//             stage-4 body is returned, no selection by validation); the exhaustive
+//             net alone, at the resolution --net-tuples affords.
+//   extended  the project's choices: every row certified; v_min = 0.05 per pair of
+//             entries (pairwise rule); τ adaptive — the rows of smallest residual
+//             over the whole budget, just enough for 8·d² distinct slabs (rounds ≥ 1);
+//             identical slabs dropped; stage 3's adaptive margin; rounds of 3 ⇄ 4
+//             while the estimates improve, the best by validation; a final stage-4
+//             round with final_sculpt_samples; the net refined by pattern search.
+enum class LearnVariant { paper, extended };
+const char* to_string(LearnVariant variant);
+// The variant's choices as (name, value) lines for the report.
+std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant variant);
+
 struct LearnOptions {
   int m = 0;                         // heads
+  LearnVariant variant = LearnVariant::extended;
   int threads = 1;
   double max_seconds = 0;            // overall time budget (0: none): no new round starts after it
   int64_t stage1_samples = 200000;
@@ -79,6 +101,16 @@ struct LearnOptions {
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
   OracleStages oracle;               // stages replaced by the truth (needs it; learn_layer throws without)
+  // extended: the final stage-4 round's budget; 0: 2.56·10⁸ for m = 3, 3.2·10⁷ otherwise
+  // (the body's error falls ∝ 1/S at m = 2 and ∝ 1/√S at m = 3, so there 8× the
+  // samples buy ~2.8×: docs/variants.md); negative: no final round.
+  int64_t final_sculpt_samples = 0;
+  // extended: stage 3's accept fraction when the net's heads are its proxies (rounds ≥ 1
+  // with a fitting layer): a higher margin M, a smaller bias 2(k−1)e^{−M} (docs/variants.md).
+  double heads_accept_fraction = 1e-4;
+  int64_t extended_constraints_per_unknown = 8;  // extended: rounds ≥ 1 keep this many slabs per entry of Θ
+  double paper_tau = 1e-3;           // paper: stage 4's τ, at least this (learner.cpp, paper_tau)
+  double paper_margin_target = 1e-2; // paper: stage 3's margin M = ln(2(k−1)/target)
   // Stage 5, fast path and (on the selected round) its LP-width reference. Tests
   // and the fault-injection build of the CLI swap in a wrong copy to see the
   // reference check reject it (reference_disagreement).
@@ -104,6 +136,7 @@ struct StageRecord {
 // (report_to_json, report_from_json): a resumed run's report comes from there
 // (tests/learn/test_checkpoint.cpp compares to_json before and after).
 struct LearnReport {
+  LearnVariant variant = LearnVariant::extended;
   std::vector<StageRecord> stages;
   std::vector<double> round_validation_error;
   int best_round = -1;
@@ -155,6 +188,12 @@ struct LearnState {
   double w_error_assumed = 0;          // assumed ‖W_Σ − Ŵ‖_op for the next sculpt
   bool last_w_improved = true;         // the last stage-3 standard error fell by a third or more
   double last_w_standard_error = INFINITY;
+  // The extended variant's final round: whether the current round is it, and the
+  // stage-3 W_Σ of smallest relative standard error it sculpts with.
+  bool final_round = false;
+  MatD final_w_sum;
+  double final_w_error = 0;
+  double final_w_standard_error = INFINITY;
   std::optional<LearnRound> best;      // the round selected so far (report.best_round)
   std::optional<LearnRound> current;   // the round in progress (next: span, net or margin)
   Layer layer;                         // the result so far (next: polish, finish)

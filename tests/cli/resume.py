@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Interrupted learns resume to the same bytes, through the command line.
 
-On a (10,2,2) instance with small budgets (three rounds, the reference paths,
-polishing: 14 safe points), `learn` runs once uninterrupted; then
+On a (10,2,2) instance with small budgets (three rounds and the extended
+variant's final one, the reference paths, polishing: 17 safe points), `learn`
+runs once uninterrupted; then
 
   * MHALEARN_STOP_AT_SAFE_POINT=N (the request a signal makes, at the N-th safe
-    point) stops runs with --checkpoint before round 1's net, before the
-    reference paths and before the final evaluation: exit 5, one line on
+    point) stops runs with --checkpoint before round 1's net, before the final
+    round, before the reference paths and before the final evaluation: exit 5, one line on
     stderr, a report marked "interrupted" with the safe point, no learned
     layer; `--resume` then writes the uninterrupted run's learned layer byte for
     byte and its report but for clock keys and "resumed_at";
@@ -31,9 +32,10 @@ import time
 failures = []
 
 BUDGETS = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
-           "--margin-samples", "800000", "--rounds", "3", "--net-tuples", "1000", "--test-samples", "500",
+           "--final-sculpt-samples", "300000", "--margin-samples", "800000", "--rounds", "3", "--net-tuples", "1000", "--test-samples", "500",
            "--threads", "2"]
-NAMES = {7: "before round 1's net (stage 6)", 12: "before the reference paths", 14: "before the final evaluation"}
+NAMES = {7: "before round 1's net (stage 6)", 12: "before round 3's sculpt (stage 4, the final round)",
+         15: "before the reference paths", 17: "before the final evaluation"}
 
 
 def check(ok, message):
@@ -132,8 +134,8 @@ def main():
         if base.returncode != 0:
             sys.exit(1)
         baseline = {"learned": read_bytes("l0.json"), "report": comparable(load("r0.json"))}
-        check(load("r0.json")["best_round"] == 2 and "interrupted" not in load("r0.json"),
-              "the uninterrupted run selects round 2 and has no interrupted key")
+        check(load("r0.json")["best_round"] == 3 and "interrupted" not in load("r0.json"),
+              "the uninterrupted run selects round 3 (the final round) and has no interrupted key")
 
         # Deterministic stops at chosen safe points.
         for n, name in NAMES.items():

@@ -180,7 +180,7 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   // One head: the hull is a point, so the run is short even under the sanitizers.
   REQUIRE(s.run("generate --d 10 --k 2 --m 1 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
   const Run r = s.run("learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
-                      "--margin-samples 300000 --rounds 2 --no-reference --test-samples 1000 --report " + s.path("r.json") +
+                      "--final-sculpt-samples 300000 --margin-samples 300000 --rounds 2 --no-reference --test-samples 1000 --report " + s.path("r.json") +
                       " -o " + s.path("learned.json"));
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.status == 0);

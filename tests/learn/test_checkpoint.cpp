@@ -36,6 +36,7 @@ LearnOptions resume_options() {
   o.stage1_samples = 50000;
   o.crude_sculpt_samples = 100000;
   o.sculpt.sculpt.max_samples = 300000;
+  o.final_sculpt_samples = 300000;  // the extended variant's final round, small
   o.margin.max_samples = 800000;
   o.max_rounds = 2;
   o.net.max_tuples = 1000;
@@ -126,15 +127,18 @@ static void checkpoint_every_kind_of_safe_point() {
   const CapturedRun& c = captured_run();
   INFO(format_table(c.result.report));
   REQUIRE(c.result.report.ok);
-  REQUIRE(c.result.report.best_round == 1);
+  REQUIRE(c.result.report.best_round == 2);  // the extended variant's final round
   std::set<LearnStep> steps;
   for (const auto& s : c.states) steps.insert(s.next);
   CHECK(steps == std::set<LearnStep>{LearnStep::sculpt, LearnStep::span, LearnStep::net, LearnStep::margin,
                                      LearnStep::reference, LearnStep::polish, LearnStep::finish});
-  CHECK(c.states.size() == 10);  // after stage 1, four per round (three in the last), reference, polishing
+  // After stage 1, four per round (three in round 1, the last by the round rule, and in
+  // the final round), reference, polishing.
+  CHECK(c.states.size() == 13);
   CHECK(safe_point_name(state_before(LearnStep::net, 1)) == "before round 1's net (stage 6)");
   CHECK(safe_point_name(state_before(LearnStep::sculpt, 0)) == "before round 0's sculpt (stage 2)");
   CHECK(safe_point_name(state_before(LearnStep::sculpt, 1)) == "before round 1's sculpt (stage 4)");
+  CHECK(safe_point_name(state_before(LearnStep::sculpt, 2)) == "before round 2's sculpt (stage 4, the final round)");
 }
 
 // Every safe point's state round-trips through a checkpoint bit for bit.
