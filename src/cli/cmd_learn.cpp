@@ -5,6 +5,7 @@
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
 #include "cli/input.hpp"
+#include "cli/processes.hpp"
 #include "data/instance_io.hpp"
 #include "baseline/adam.hpp"
 #include "learn/learner.hpp"
@@ -89,13 +90,13 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
                   {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
                   {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}, {"label_noise", in.label_noise}};
-  if (!report.empty()) {
+  if (!report.empty() && prints_and_writes()) {
     json rep = to_json(r.report);
     rep["provenance"] = make_provenance("learn", options);
     if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
   }
   if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-  if (!out.empty()) {
+  if (!out.empty() && prints_and_writes()) {
     Instance learned;
     learned.layer = r.layer;
     learned.k = source.k();
@@ -163,6 +164,7 @@ Runner add_learn(CLI::App& app) {
     o.reference = !a->no_reference;
     o.test_seed = a->in.seed;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
+    o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
     std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,
                 truth ? ("oracle of " + a->in.instance_path + ", seed " + std::to_string(a->in.seed)).c_str()
                       : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),
@@ -187,13 +189,14 @@ Runner add_learn(CLI::App& app) {
                     {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads},
                     {"label_noise", a->in.label_noise}};
     if (!oracles.empty()) options["oracle"] = oracles;
-    if (!a->report.empty()) {
+    if (process_count() > 1) options["processes"] = process_count();
+    if (!a->report.empty() && prints_and_writes()) {
       json rep = to_json(r.report);
       rep["provenance"] = make_provenance("learn", options);
       if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
     }
     if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-    if (!a->out.empty()) {
+    if (!a->out.empty() && prints_and_writes()) {
       Instance learned;
       learned.layer = r.layer;
       learned.k = source.k();
