@@ -219,6 +219,7 @@ StageRecord net_record(const Pipeline& p, const Round& cur, int round) {
     r.details["grid_points"] = nr.grid_points;
     r.details["grid"] = nr.grid_centred ? "cell centres meeting the ball (proofs/net_pruning.md)" : "interval vertices";
     r.details["refinement"] = nr.refine_head_wise ? "head by head" : "joint";
+    r.details["refine_extrapolations"] = nr.refine_extrapolations;
     r.summary = format("net %d/axis, %lld of %lld cells in the ball (%lld tuples), then %s to step %.1e%s: "
                        "validation error %.2e",
                        nr.grid_per_axis, (long long)nr.grid_points, (long long)nr.grid_cells,

@@ -426,6 +426,34 @@ bool head_wise_sweep(const RefineContext& c, double h, Current& cur, NetReport& 
   return any;
 }
 
+// After a sweep that moved some head, the sweep's displacement Δ (every head at
+// once) is tried again from where the sweep ended, doubled after each success,
+// while the error falls and the heads stay in the ball (Hooke and Jeeves'
+// pattern move): head-by-head steps zig-zag along a valley that couples the
+// heads, and this follows it in a few tuples instead of many sweeps. Each trial
+// is one tuple, evaluated by every process.
+void extrapolate(const RefineContext& c, const std::vector<Eigen::VectorXd>& before, Current& cur, NetReport& rep) {
+  std::vector<Eigen::VectorXd> delta(c.m);
+  for (int i = 0; i < c.m; ++i) delta[i] = cur.coords[i] - before[i];
+  while (true) {
+    Current trial = cur;
+    for (int i = 0; i < c.m; ++i) {
+      trial.coords[i] += delta[i];
+      if (trial.coords[i].squaredNorm() > c.setup.t_max * c.setup.t_max) return;
+    }
+#pragma omp parallel for schedule(dynamic) num_threads(c.o.threads)
+    for (int i = 0; i < c.m; ++i)
+      if (delta[i].squaredNorm() > 0)
+        trial.designs[i] = point_design(c.x0, c.dirs, trial.coords[i], c.setup.train, c.setup.validation, c.d);
+    trial.error = tuple_error(trial.tuple(), c.setup.train, c.setup.validation, c.setup.validation_norm2);
+    ++rep.tuples_refine;
+    if (!(trial.error < cur.error * (1 - kNetMinimumRelativeGain))) return;
+    cur = std::move(trial);
+    ++rep.refine_extrapolations;
+    for (auto& v : delta) v *= 2;
+  }
+}
+
 }  // namespace
 
 std::vector<Eigen::VectorXd> ball_cell_centres(int axes, int g, double t_max) {
@@ -511,8 +539,13 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
       break;
     }
     ++rep.refine_iterations;
-    const bool improved = rep.refine_head_wise ? head_wise_sweep(context, h, cur, rep) : joint_step(context, h, cur, rep);
-    if (!improved) h /= 2;
+    if (!rep.refine_head_wise) {
+      if (!joint_step(context, h, cur, rep)) h /= 2;
+      continue;
+    }
+    const std::vector<Eigen::VectorXd> before = cur.coords;
+    if (head_wise_sweep(context, h, cur, rep)) extrapolate(context, before, cur, rep);
+    else h /= 2;
   }
   rep.final_resolution = axes > 0 ? 2 * h : 0;
   result.layer = solve_layer(cur.tuple(), setup.train);

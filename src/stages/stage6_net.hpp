@@ -17,7 +17,9 @@
 //     joint pattern — every head moving at once, (3^{m−1})^m tuples — has at most
 //     max_joint_moves tuples (m ≤ 2 by default) it is tried whole; beyond, one
 //     head moves at a time (3^{m−1} − 1 tuples per head, m heads per sweep, the
-//     best move of each head taken before the next head's are tried). It assumes
+//     best move of each head taken before the next head's are tried; after a
+//     sweep that moved, its displacement is tried again, doubled while the
+//     error falls — Hooke and Jeeves' pattern move). It assumes
 //     the validation error is unimodal near the winner; the exhaustive level is
 //     what rules out a wrong basin.
 //
@@ -75,6 +77,7 @@ struct NetReport {
   int64_t grid_cells = 0;              // G^{m−1}: the grid before pruning to the ball
   bool grid_centred = false;           // cell centres meeting the ball (m ≥ 3) or the interval's vertices (m ≤ 2)
   bool refine_head_wise = false;       // one head moves at a time (else the joint pattern)
+  int64_t refine_extrapolations = 0;   // head by head: accepted pattern moves along a sweep's displacement
   double coarse_resolution = 0;        // grid spacing of the exhaustive level
   int64_t tuples_exhaustive = 0;
   double coarse_validation_error = 0;  // of the exhaustive winner
