@@ -20,7 +20,9 @@ print("Produced by `./scripts/bench-net.sh --mpi` (this file is overwritten by `
 print("instances and learned layers in `docs/bench/net/`). Each run is `mhalearn generate --d 16 --k 2 --m M --scale 3")
 print("--seed 1` then `nice -n 10 mhalearn learn inst.json --seed 1 --threads 2 --no-reference` (the `_mpi2` run:")
 print("`mpirun -np 2 mhalearn learn … --threads 1`), default options otherwise, on a 2-core machine shared with other")
-print("work: wall seconds depend on the load (given before/after), CPU seconds (user + system) much less.\n")
+print("work: wall seconds depend on the load (given before/after), CPU seconds (user + system) much less, and")
+print("OpenMP threads that spin while they wait inflate both (the m = 5 run had OMP_WAIT_POLICY=passive, which")
+print("bench-net.sh now sets; each log ends with its command).\n")
 print("| run | wall s | CPU s | load before / after | stage 1 s | stages 2/4 s | stage 3 s | stage 6 s | polish s |"
       " net Θ err | paper Θ err | paper W err | paper test err | polished Θ err | polished test err |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
