@@ -315,6 +315,7 @@ def main():
         "(`forward_mpfr_batch`, 200 bits), shown for scale only.",
         "",
         *included_section("Polishing", "polish.md"),
+        *included_section("Stage 6 for more heads", "net.md"),
     ]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

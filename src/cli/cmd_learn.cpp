@@ -5,6 +5,7 @@
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
 #include "cli/input.hpp"
+#include "cli/processes.hpp"
 #include "data/instance_io.hpp"
 #include "baseline/adam.hpp"
 #include "cli/stop_signals.hpp"
@@ -105,13 +106,13 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
                   {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
                   {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}, {"label_noise", in.label_noise}};
-  if (!report.empty()) {
+  if (!report.empty() && prints_and_writes()) {
     json rep = to_json(r.report);
     rep["provenance"] = make_provenance("learn", options);
     if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
   }
   if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-  if (!out.empty()) {
+  if (!out.empty() && prints_and_writes()) {
     Instance learned;
     learned.layer = r.layer;
     learned.k = source.k();
@@ -291,6 +292,10 @@ Runner add_learn(CLI::App& app) {
     o.reference = !a->no_reference;
     o.test_seed = a->in.seed;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
+    o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
+    if (process_count() > 1 && (!a->checkpoint.empty() || !a->resume.empty()))
+      return fail("learn", kExitBadInput,
+                  "--checkpoint and --resume are not available under mpirun (the ranks would have to agree on every stop)");
     json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
                     {"m", o.m}, {"variant", to_string(o.variant)}, {"final_sculpt_samples", o.final_sculpt_samples},
                     {"stage1_samples", o.stage1_samples}, {"rounds", o.max_rounds},
@@ -301,6 +306,7 @@ Runner add_learn(CLI::App& app) {
                     {"label_noise", a->in.label_noise}};
     const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
     if (!oracles.empty()) options["oracle"] = oracles;
+    if (process_count() > 1) options["processes"] = process_count();
     const json provenance = make_provenance("learn", options);
     SafePoints points;
     points.dir = a->resume.empty() ? a->checkpoint : a->resume;
@@ -350,13 +356,13 @@ Runner add_learn(CLI::App& app) {
       std::fprintf(stderr, "mhalearn learn: %lld checkpoints written to %s in %.2f s\n", points.reached,
                    points.dir.c_str(), points.seconds);
     if (r.report.interrupted) return report_interrupted(r.report, points, a->report, provenance);
-    if (!a->report.empty()) {
+    if (!a->report.empty() && prints_and_writes()) {
       json rep = to_json(r.report);
       rep["provenance"] = provenance;
       if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
     }
     if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-    if (!a->out.empty()) {
+    if (!a->out.empty() && prints_and_writes()) {
       Instance learned;
       learned.layer = r.layer;
       learned.k = source.k();

@@ -1,8 +1,10 @@
 // mhalearn: the command-line tool. Each subcommand lives in its own file.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/processes.hpp"
 #include "version.hpp"
 
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <string>
@@ -17,6 +19,16 @@ int main(int argc, char** argv) {
                          "configure with -DMHALEARN_ARCH=native on this machine\n");
     return kExitFailedRun;
   }
+  // Under mpirun: join the job; only rank 0 prints (src/cli/processes.hpp).
+  if (const std::string e = start_processes(argc, argv); !e.empty()) {
+    std::fprintf(stderr, "mhalearn: error: %s\n", e.c_str());
+    return kExitBadInput;
+  }
+  struct LeaveJob {
+    ~LeaveJob() { finish_processes(); }
+  } leave_job;
+  if (!prints_and_writes() && (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)))
+    return kExitFailedRun;
   CLI::App app{"mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths"};
   app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit +
                                         "; arithmetic: " + mha::kArithmetic + ", " + mha::kFloatingPointFlags + ")");
@@ -48,13 +60,20 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   const std::string command = app.get_subcommands().front()->get_name();
+  // Only learn shares its work between ranks; the other commands run on rank 0.
+  if (process_count() > 1 && !prints_and_writes() && command != "learn") return kExitOk;
   try {
     return runners.at(command)();
   } catch (const std::bad_alloc&) {
-    return fail(command, kExitFailedRun, "out of memory");
+    // Possibly on this rank alone: the others would wait for it in stage 6 forever.
+    fail(command, kExitFailedRun, "out of memory");
+    abort_processes(kExitFailedRun);
+    return kExitFailedRun;
   } catch (const std::exception& e) {
     // Library entry points validate their inputs; reaching here is a bug, but
     // still one line and a non-zero exit rather than an abort.
-    return fail(command, kExitFailedRun, std::string("internal error: ") + e.what());
+    fail(command, kExitFailedRun, std::string("internal error: ") + e.what());
+    abort_processes(kExitFailedRun);
+    return kExitFailedRun;
   }
 }

@@ -245,6 +245,19 @@ StageRecord net_record(const Pipeline& p, const Round& cur, int round) {
   r.summary = format("net %d/axis (%lld tuples) then refined to step %.1e%s: validation error %.2e",
                      nr.grid_per_axis, (long long)nr.tuples_exhaustive, nr.final_resolution,
                      nr.refine_capped ? " (iteration cap)" : "", cur.validation_error);
+  // m ≥ 3: the grid pruned to the ball, refined head by head (m = 2 keeps its committed keys and line).
+  if (nr.grid_centred || nr.refine_head_wise) {
+    r.details["grid_cells"] = nr.grid_cells;
+    r.details["grid_points"] = nr.grid_points;
+    r.details["grid"] = nr.grid_centred ? "cell centres meeting the ball (proofs/net_pruning.md)" : "interval vertices";
+    r.details["refinement"] = nr.refine_head_wise ? "head by head" : "joint";
+    r.details["refine_extrapolations"] = nr.refine_extrapolations;
+    r.summary = format("net %d/axis, %lld of %lld cells in the ball (%lld tuples), then %s to step %.1e%s: "
+                       "validation error %.2e",
+                       nr.grid_per_axis, (long long)nr.grid_points, (long long)nr.grid_cells,
+                       (long long)nr.tuples_exhaustive, nr.refine_head_wise ? "head by head" : "jointly",
+                       nr.final_resolution, nr.refine_capped ? " (iteration cap)" : "", cur.validation_error);
+  }
   if (p.truth_instance) {
     const LayerErrors e = compare_layers(cur.net.layer, *p.truth_instance, p.o.test_seed, 0, p.o.threads);
     r.details["theta_max_rel"] = e.theta_max_rel;
@@ -559,7 +572,8 @@ struct Run {
 void step_sculpt(Run& run) {
   Pipeline& p = run.p;
   LearnState& s = run.s;
-  if (p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds) {
+  // Under MPI (o.net.processes) every rank follows rank 0's clock, so all run the same rounds.
+  if (first_process_value(p.o.net.processes, p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds)) {
     p.rep.message = format("time budget of %.0f s reached before round %d", p.o.max_seconds, s.round);
     return run.end_rounds();
   }
