@@ -606,14 +606,37 @@ NpyResult parse_npy(std::string_view bytes, const std::string& name) {
 }
 
 NpyResult read_npy(const std::string& path) {
-  std::string bytes, error;
-  if (!read_whole_file(path, bytes, error)) {
+  NpyReader::Open open = NpyReader::open(path);
+  if (!open.reader) {
     NpyResult r;
-    r.ok = false;
-    r.error = error;
+    r.error = std::move(open.error);
     return r;
   }
-  return parse_npy(bytes, path);
+  return read_npy_all(*open.reader);
+}
+
+NpyResult read_npy_all(const NpyReader& reader, int64_t block) {
+  NpyResult r;
+  const NpyHeader& h = reader.header();
+  NpyArray& a = r.array;
+  a.dtype = h.dtype;
+  a.from_float32 = h.from_float32;
+  a.shape = h.shape;
+  block = std::max<int64_t>(block, 1);
+  const auto n = static_cast<size_t>(h.count);
+  if (a.dtype == NpyDtype::int8) a.i8.resize(n);
+  else a.f64.resize(n);
+  for (int64_t first = 0; first < h.count; first += block) {
+    const int64_t count = std::min(block, h.count - first);
+    r.error = a.dtype == NpyDtype::int8 ? reader.read_int8(first, count, a.i8.data() + first)
+                                        : reader.read_float64(first, count, a.f64.data() + first);
+    if (!r.error.empty()) {
+      r.array = NpyArray{};
+      return r;
+    }
+  }
+  r.ok = true;
+  return r;
 }
 
 std::string npy_bytes_int8(const std::vector<int64_t>& shape, const int8_t* data) {
@@ -761,8 +784,8 @@ std::string NpyReader::read_bytes(uint64_t offset, size_t n, char* out) const {
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return "cannot read " + name_ + ": " + std::strerror(errno);
     if (got == 0)
-      return name_ + ": the file ends at byte " + std::to_string(offset + done) + ", before the " +
-             std::to_string(offset + n) + " bytes it had when it was opened (was it truncated meanwhile?)";
+      return name_ + ": the file now ends before byte " + std::to_string(offset + done) +
+             ", which it had when it was opened (was it truncated meanwhile?)";
     done += static_cast<size_t>(got);
   }
   return "";

@@ -79,7 +79,8 @@ NpyHeaderResult parse_npy_header(std::string_view head, uint64_t file_size, cons
 
 // Parses the bytes of a whole .npy file. Never throws on malformed bytes.
 NpyResult parse_npy(std::string_view bytes, const std::string& name_for_errors);
-// read_whole_file + parse_npy, with `path` as the name in errors.
+// A whole file as an array: NpyReader::open + read_npy_all, with `path` as
+// the name in errors (small files: weights, tests).
 NpyResult read_npy(const std::string& path);
 
 // A .npy file opened for reading in blocks. Opening reads and checks the
@@ -122,6 +123,10 @@ struct NpyReader::Open {
   std::string error;  // one line naming the file when `reader` is null
   std::unique_ptr<NpyReader> reader;
 };
+
+// Every element of an opened file, read `block` elements at a time: the array
+// parse_npy makes of the same bytes (or the first read error).
+NpyResult read_npy_all(const NpyReader& reader, int64_t block = int64_t{1} << 20);
 
 // Bytes of the largest buffer NpyReader::read_* allocates per call (for the
 // '<f4' widening); the reads need no other memory.
