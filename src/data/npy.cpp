@@ -439,7 +439,9 @@ std::string index3(size_t i, const std::vector<int64_t>& shape) {
   return out;
 }
 
-// The shape checks of check_one: 3-D, a sane size, k, d >= 1, every dimension an int.
+// The shape checks of check_one: 3-D, a sane size, k, d >= 1, k and d ints.
+// N is not bounded by INT_MAX: sample indices are 64-bit throughout, and a file
+// read in blocks may hold more samples than memory would.
 std::string check_shape_one(NpyDtype dtype, const std::vector<int64_t>& shape, const char* name) {
   if (shape.size() != 3)
     return std::string(name) + " must be a 3-D (N, k, d) array, got shape " + npy_shape_string(shape);
@@ -447,8 +449,8 @@ std::string check_shape_one(NpyDtype dtype, const std::vector<int64_t>& shape, c
   if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) return std::string(name) + ": " + e;
   if (shape[1] < 1 || shape[2] < 1)
     return std::string(name) + " has shape " + npy_shape_string(shape) + ": k and d must be at least 1";
-  for (const int64_t dim : shape)
-    if (dim > INT_MAX) return std::string(name) + " has shape " + npy_shape_string(shape) + ": dimension too large";
+  if (shape[1] > INT_MAX || shape[2] > INT_MAX)
+    return std::string(name) + " has shape " + npy_shape_string(shape) + ": dimension too large";
   return "";
 }
 

@@ -337,3 +337,36 @@ TEST_CASE("NpyDatasetSource checks each drawn block as check_dataset_shapes chec
     CHECK_THAT(open_dataset_files(dir("x.npy"), dir("none.npy")).error, Contains("cannot open " + dir("none.npy")));
   }
 }
+
+TEST_CASE("a dataset of more than 2^31 samples draws at 64-bit offsets (sparse files)", "[npy][blocks][oracle]") {
+  TempDir dir;
+  const int64_t n = (int64_t{1} << 31) + 5;  // X: 2 GiB of int8, Y: 16 GiB of float64, as holes
+  auto sparse = [&](const std::string& name, NpyDtype dtype, const std::string& tail) {
+    const std::string header = npy_header_bytes({n, 1, 1}, dtype);
+    const int64_t size = static_cast<int64_t>(header.size()) + n * (dtype == NpyDtype::int8 ? 1 : 8);
+    const int fd = ::open(dir(name).c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::pwrite(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()));
+    REQUIRE(::ftruncate(fd, size) == 0);
+    REQUIRE(::pwrite(fd, tail.data(), tail.size(), size - static_cast<int64_t>(tail.size())) ==
+            static_cast<ssize_t>(tail.size()));
+    ::close(fd);
+    return fs::file_size(dir(name)) == static_cast<uintmax_t>(size);
+  };
+  // The last five samples: inputs +1, -1, +1, +1, -1; labels 0.5 .. 4.5. The holes read as 0.
+  const std::vector<int8_t> xt = {1, -1, 1, 1, -1};
+  const std::vector<double> yt = {0.5, 1.5, 2.5, 3.5, 4.5};
+  REQUIRE(sparse("x.npy", NpyDtype::int8, std::string(reinterpret_cast<const char*>(xt.data()), 5)));
+  REQUIRE(sparse("y.npy", NpyDtype::float64, std::string(reinterpret_cast<const char*>(yt.data()), 40)));
+  const auto files = open_files(dir("x.npy"), dir("y.npy"));
+  REQUIRE(files->available() == n);
+  const LabelledBatch b = files->draw(static_cast<uint64_t>(n - 5), 10, 1);
+  REQUIRE(b.x.count == 5);
+  for (int i = 0; i < 5; ++i) {
+    CHECK(b.x.bits[i] == (xt[i] > 0 ? 1u : 0u));
+    CHECK(b.y[i] == yt[i]);
+  }
+  // Sample 2^31 − 1 is a hole: its input 0 is refused with its 64-bit index.
+  CHECK_THROWS_WITH(files->draw(static_cast<uint64_t>(n - 6), 2, 1),
+                    "X entry (2147483647, 0, 0) is 0; int8 inputs must be exactly +1 or -1");
+}
