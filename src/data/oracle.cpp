@@ -82,17 +82,18 @@ void throw_if(const std::string& error) {
 }  // namespace
 
 LabelledBatch NpyDatasetSource::draw(uint64_t first, int64_t count, int) const {
-#ifdef __GLIBC__
-  // What the stages freed since the last draw goes back to the system before
-  // this batch is allocated: glibc keeps freed blocks below its mmap threshold
-  // (the net's designs, per-sample records, allocated by worker threads in
-  // their own arenas) resident otherwise, about 8 MB more at (16,2,2)
-  // (docs/bench/streaming.md). A draw is rare next to the work on its samples.
-  malloc_trim(0);
-#endif
   const int64_t begin = first >= static_cast<uint64_t>(n_) ? n_ : static_cast<int64_t>(first);
   const int64_t n = std::max<int64_t>(0, std::min(count, n_ - begin));
   const int64_t per = int64_t{k_} * d_;
+#ifdef __GLIBC__
+  // Before a large batch is allocated, what the stages freed since the last
+  // one goes back to the system: glibc keeps freed blocks below its mmap
+  // threshold (the net's designs, per-sample records, allocated by worker
+  // threads in their own arenas) resident otherwise, about 8 MB more at
+  // (16,2,2) (docs/bench/streaming.md). Draws of less than 1 MiB of labels
+  // (Adam's minibatches, one per step) cannot raise the peak much and skip it.
+  if (n * per * 8 >= static_cast<int64_t>(kNpyStagingBytes)) malloc_trim(0);
+#endif
   const std::vector<int64_t>& shape = x_->header().shape;
   LabelledBatch b;
   b.x.kind = x_->header().dtype == NpyDtype::int8 ? InputKind::boolean : InputKind::gaussian;
