@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   // and go back to the system when freed. glibc's default threshold rises to
   // the size of the largest block freed so far, after which such blocks come
   // from the heap, where freed ones stay resident: learning from files at
-  // (16,2,2) then peaked at 124 MB instead of 98 MB (docs/bench/streaming.md).
+  // (16,2,2) then peaked at 124 MB instead of 103 MB (docs/bench/streaming.md).
   // Setting the threshold fixes it (mallopt turns the adjustment off).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   // The reproducible build is compiled for x86-64-v3: say so instead of dying

@@ -6,6 +6,8 @@
 #include "data/atomic_file.hpp"
 #include "data/npy.hpp"
 #include "data/oracle.hpp"
+#include "instances.hpp"
+#include "learn/learner.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -369,4 +371,55 @@ TEST_CASE("a dataset of more than 2^31 samples draws at 64-bit offsets (sparse f
   // Sample 2^31 − 1 is a hole: its input 0 is refused with its 64-bit index.
   CHECK_THROWS_WITH(files->draw(static_cast<uint64_t>(n - 6), 2, 1),
                     "X entry (2147483647, 0, 0) is 0; int8 inputs must be exactly +1 or -1");
+}
+
+namespace {
+// Draws from `inner`, recording each range; refuses, as NpyDatasetSource
+// refuses a bad block, any draw that covers sample `bad`.
+class RefusingSource : public SampleSource {
+ public:
+  RefusingSource(const SampleSource& inner, int64_t bad) : inner_(inner), bad_(bad) {}
+  int k() const override { return inner_.k(); }
+  int d() const override { return inner_.d(); }
+  int64_t available() const override { return inner_.available(); }
+  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
+    draws.emplace_back(static_cast<int64_t>(first), count);
+    if (bad_ >= static_cast<int64_t>(first) && bad_ < static_cast<int64_t>(first) + count)
+      throw DatasetError("Y entry (" + std::to_string(bad_) + ", 0, 0) is NaN; values must be finite");
+    return inner_.draw(first, count, threads);
+  }
+  mutable std::vector<std::pair<int64_t, int64_t>> draws;
+
+ private:
+  const SampleSource& inner_;
+  int64_t bad_;
+};
+}  // namespace
+
+TEST_CASE("a dataset error in any stage's draw leaves the learner, stage 6's included", "[blocks][learn]") {
+  const Instance inst = test::generated_instance(8, 2, 2, 6, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o;
+  o.m = 2;
+  o.threads = 2;
+  o.reference = false;
+  o.polish = false;
+  o.max_rounds = 1;  // draws: validation, stage 1, the sculpt pilot and batches, stage 6's training and validation
+  o.stage1_samples = 50000;
+  o.crude_sculpt_samples = 200000;
+  o.net.max_tuples = 500;
+  o.validation_samples = 200;
+  const RefusingSource clean(oracle, -1);
+  const LearnResult r = learn_layer(clean, o);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  REQUIRE(clean.draws.size() >= 5);
+  // Stage 6 catches its own failures and ends the round with a message: a bad
+  // sample in its training draw must not become such a message.
+  const int64_t stage6_train = clean.draws[clean.draws.size() - 2].first;
+  for (const int64_t bad : {int64_t{0}, int64_t{300}, stage6_train}) {
+    CAPTURE(bad);
+    const RefusingSource refusing(oracle, bad);
+    CHECK_THROWS_AS(learn_layer(refusing, o), DatasetError);
+  }
 }
