@@ -478,6 +478,19 @@ std::string npy_shape_string(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
+namespace {
+// Where the header ends (preamble plus header length) as a file's first bytes
+// declare it; 0 when they declare nothing readable (parse_npy_header says why).
+uint64_t declared_header_end(std::string_view first) {
+  if (first.size() < kMagic.size() + 2 || first.substr(0, kMagic.size()) != kMagic) return 0;
+  const int major = static_cast<unsigned char>(first[6]);
+  if (major < 1 || major > 3) return 0;
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  const size_t preamble = kMagic.size() + 2 + len_bytes;
+  return first.size() < preamble ? 0 : preamble + read_le(first, 8, len_bytes);
+}
+}  // namespace
+
 NpyHeaderResult parse_npy_header(std::string_view bytes, uint64_t file_size, const std::string& name) {
   NpyHeaderResult result;
   auto failure = [&](const std::string& what) {
@@ -742,29 +755,9 @@ NpyReader::Open NpyReader::adopt(int fd, const std::string& name) {
   std::string head;
   if (S_ISREG(st.st_mode)) {
     size = static_cast<uint64_t>(st.st_size);
-    // The preamble (at most 12 bytes) says how long the header is.
-    head.resize(static_cast<size_t>(std::min<uint64_t>(size, 12)));
-    if (auto e = r->read_bytes(0, head.size(), head.data()); !e.empty()) return {e, nullptr};
-    if (head.size() >= 10 && head.starts_with(kMagic) && (head[6] == 1 || head[6] == 2 || head[6] == 3)) {
-      const size_t len_bytes = head[6] == 1 ? 2 : 4;
-      const uint64_t preamble = kMagic.size() + 2 + len_bytes;
-      if (head.size() >= preamble) {
-        const uint64_t want = std::min<uint64_t>(size, preamble + read_le(head, 8, len_bytes));
-        head.resize(static_cast<size_t>(want));
-        if (auto e = r->read_bytes(0, head.size(), head.data()); !e.empty()) return {e, nullptr};
-      }
-    }
+    if (auto e = r->read_head(size, head); !e.empty()) return {e, nullptr};
   } else {
-    // A pipe or device: no offsets to read at, so it is read whole.
-    char buf[65536];
-    while (true) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return {"cannot read " + name + ": " + std::strerror(errno), nullptr};
-      if (n == 0) break;
-      r->whole_.append(buf, static_cast<size_t>(n));
-    }
-    r->in_memory_ = true;
+    if (auto e = r->read_stream(); !e.empty()) return {e, nullptr};
     size = r->whole_.size();
     head = r->whole_;
   }
@@ -772,6 +765,30 @@ NpyReader::Open NpyReader::adopt(int fd, const std::string& name) {
   if (!h.ok) return {h.error, nullptr};
   r->header_ = std::move(h.header);
   return {"", std::move(r)};
+}
+
+std::string NpyReader::read_head(uint64_t size, std::string& head) const {
+  // The preamble (at most 12 bytes) says how long the header is.
+  head.resize(static_cast<size_t>(std::min<uint64_t>(size, 12)));
+  if (auto e = read_bytes(0, head.size(), head.data()); !e.empty()) return e;
+  const uint64_t end = declared_header_end(head);
+  if (end <= head.size()) return "";
+  head.resize(static_cast<size_t>(std::min(size, end)));
+  return read_bytes(0, head.size(), head.data());
+}
+
+std::string NpyReader::read_stream() {
+  // A pipe or device: no offsets to read at, so it is read whole.
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return "cannot read " + name_ + ": " + std::strerror(errno);
+    if (n == 0) break;
+    whole_.append(buf, static_cast<size_t>(n));
+  }
+  in_memory_ = true;
+  return "";
 }
 
 std::string NpyReader::read_bytes(uint64_t offset, size_t n, char* out) const {

@@ -111,6 +111,8 @@ class NpyReader {
 
  private:
   NpyReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  std::string read_head(uint64_t size, std::string& head) const;  // preamble and header of a regular file
+  std::string read_stream();                                      // a pipe's bytes, into whole_
   std::string read_bytes(uint64_t offset, size_t n, char* out) const;
   int fd_ = -1;
   std::string name_;
