@@ -16,6 +16,9 @@
 #include <cstring>
 #include <map>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace mha::fuzz {
 
 namespace {
@@ -27,8 +30,40 @@ std::string one_line(const std::string& error) {
 }
 }  // namespace
 
+namespace {
+// The same bytes through the block reader the dataset commands use: a memfd
+// opened by NpyReader::adopt, read 3 elements at a time with pread. "" when it
+// gives what parse_npy gave (the same error, or the same values bit for bit).
+std::string check_block_reader(std::string_view bytes, const NpyResult& parsed) {
+  const int fd = ::memfd_create("fuzz.npy", MFD_CLOEXEC);
+  if (fd < 0) return "";  // no memfd here: nothing to compare
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return "";
+    }
+    done += static_cast<size_t>(n);
+  }
+  const NpyReader::Open open = NpyReader::adopt(fd, "fuzz.npy");
+  NpyResult blocks;
+  if (open.reader) blocks = read_npy_all(*open.reader, 3);
+  else blocks.error = open.error;
+  if (blocks.ok != parsed.ok || blocks.error != parsed.error)
+    return "the block reader and parse_npy disagree: '" + blocks.error + "' vs '" + parsed.error + "'";
+  if (!parsed.ok) return "";
+  const NpyArray &a = parsed.array, &b = blocks.array;
+  if (a.shape != b.shape || a.dtype != b.dtype || a.from_float32 != b.from_float32 || a.i8 != b.i8 ||
+      a.f64.size() != b.f64.size() ||
+      (!a.f64.empty() && std::memcmp(a.f64.data(), b.f64.data(), a.f64.size() * sizeof(double)) != 0))
+    return "the block reader reads other values than parse_npy";
+  return "";
+}
+}  // namespace
+
 std::string check_npy(std::string_view bytes) {
   const NpyResult r = parse_npy(bytes, "fuzz.npy");
+  if (auto e = check_block_reader(bytes, r); !e.empty()) return e;
   if (!r.ok) return one_line(r.error);
   const NpyArray& a = r.array;
   size_t count = 1;

@@ -12,8 +12,11 @@
 
 namespace mha::fuzz {
 
-// The .npy reader (parse_npy). An accepted file holds exactly the values its
-// shape needs and, for the dtypes the tool writes, round-trips bit for bit.
+// The .npy readers: parse_npy, and NpyReader (the header from a file's first
+// bytes, the data in blocks with pread: the reader of --x/--y datasets) on the
+// same bytes as a memfd, which must give the same error or the same values.
+// An accepted file holds exactly the values its shape needs and, for the
+// dtypes the tool writes, round-trips bit for bit.
 std::string check_npy(std::string_view bytes);
 
 // The instance reader (instance_from_json_text). An accepted instance is valid

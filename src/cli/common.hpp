@@ -32,7 +32,4 @@ inline int default_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-// Memory the sample and forward commands may allocate for X and Y together.
-constexpr double kMaxDatasetBytes = 8.0 * 1024 * 1024 * 1024;
-
 }  // namespace mha::cli

@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/processes.hpp"
+#include "data/oracle.hpp"
 #include "version.hpp"
 
 #include <cstdio>
@@ -9,8 +10,17 @@
 #include <map>
 #include <string>
 
+#include <malloc.h>
+
 int main(int argc, char** argv) {
   using namespace mha::cli;
+  // Blocks of 1 MiB or more (drawn batches, designs, Jacobians) come from mmap
+  // and go back to the system when freed. glibc's default threshold rises to
+  // the size of the largest block freed so far, after which such blocks come
+  // from the heap, where freed ones stay resident: learning from files at
+  // (16,2,2) then peaked at 124 MB instead of 103 MB (docs/bench/streaming.md).
+  // Setting the threshold fixes it (mallopt turns the adjustment off).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   // The reproducible build is compiled for x86-64-v3: say so instead of dying
   // on an illegal instruction on an older CPU.
   if (std::string(mha::kArithmetic) == "reproducible" &&
@@ -64,6 +74,9 @@ int main(int argc, char** argv) {
   if (process_count() > 1 && !prints_and_writes() && command != "learn") return kExitOk;
   try {
     return runners.at(command)();
+  } catch (const mha::DatasetError& e) {
+    // A dataset file read in blocks held a bad value, or could not be read, in a block a stage drew.
+    return fail(command, kExitBadInput, e.what());
   } catch (const std::bad_alloc&) {
     // Possibly on this rank alone: the others would wait for it in stage 6 forever.
     fail(command, kExitFailedRun, "out of memory");

@@ -284,6 +284,8 @@ bool run_net(Pipeline& p, int round, Round& cur, const LabelledBatch& validation
   no.first_sample = p.offset;
   try {
     cur.net = search_net(p.source, cur.span.hull_point, cur.span.hull_directions, p.m, no);
+  } catch (const DatasetError&) {
+    throw;  // bad data, not a failed round: the caller reports it
   } catch (const std::exception& e) {
     p.rep.message = format("round %d: %s", round, e.what());
     return false;
