@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <fstream>
 
 using namespace mha;
@@ -88,8 +87,13 @@ TEST_CASE("Random starts follow the documented distribution", "[random-polish]")
     other.init_seed = 2;
     CHECK(random_polish_start(d, s, other).heads[0].theta != a.heads[0].theta);
   }
+  // A fixed norm replaces R·u and nothing else.
   o.init_theta_norm = 2.5;
-  for (const auto& h : random_polish_start(d, 1, o).heads) CHECK(std::abs(h.theta.norm() - 2.5) < 1e-12);
+  const Layer fixed = random_polish_start(d, 1, o);
+  for (int i = 0; i < 3; ++i) {
+    const MatD g = gaussian_matrix(o.init_seed, Stream::polish_start, 1, i, d);
+    CHECK((fixed.heads[i].theta - g * (2.5 / g.norm())).norm() == 0);
+  }
 }
 
 TEST_CASE("Random-polish keeps to its sample and time budgets and cycles a small dataset", "[random-polish]") {
