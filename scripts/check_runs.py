@@ -11,7 +11,9 @@ wall-clock budget (`--max-seconds`) depend on the machine's speed by design
 and are never checked.
 
   (no names)   the default subset: DEFAULT below, about a minute on 2 cores
-  all          every run without a wall-clock budget (about 40 min on 2 cores)
+  all          every run without a wall-clock budget (about 40 min on 2 cores for the
+               page's runs before random-polish, learner variants and five phase-diagram
+               seeds; about 1.6 h estimated with them)
   NAME ...     the named runs (file names without .log)
   --tool PATH  (first) run this mhalearn instead of the logged build/release/mhalearn
   --remake NAME ...  re-run the named runs and replace their committed report

@@ -6,9 +6,22 @@ for every configuration, keeps each run's instance, log and JSON report under
 docs/results/runs/, writes the tables' data as TSV under docs/results/, draws
 the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
 
-  --quick   a few configurations per section (a few minutes)
+  --quick   a few configurations per section (29 min on the shared 2 cores at a
+            load of 7–15, the learner without --variant; about half that idle)
   --reuse   keep reports already in docs/results/runs/ (for editing this script;
             the published page is always made without it)
+
+Time of the full page, estimated from the previous full page's runs (each
+paper run's and Adam run's wall time there; random-polish takes the paper
+run's wall time by construction; the second learner variant assumed to take
+as long as the first): side by side 66 min (24 configurations before the cut
+below would be 91), phase diagram 75 min (12 cells × 5 seeds × (2 paper runs
+of ~20 s, Adam ~17 s, random-polish ~20 s)), other regimes 22 min (20 of them
+the (16,2,4) paper run, killed at PAPER_TIMEOUT), scaling 14 min, throughput
+2 min: about 3.0 h on 2 cores. To stay near 3 h, the phase diagram leaves out
+logit scale 6 (16 cells would add 25 min) and the side by side runs two seeds,
+not three, at (32,2,2) and (16,2,3), the shapes that take most of its time
+(a third seed would add 25 min); the page says so.
 """
 import argparse
 import datetime
@@ -30,9 +43,58 @@ FIGS = os.path.join(ROOT, "docs/figures")
 THREADS = "2"
 TARGET = 1e-3  # "reached": max Θ and W relative error at most this
 PAPER_TIMEOUT = 1200  # s; a run killed at this is reported as such (no report, no Adam comparison)
+RP_STARTS = 1000  # random-polish's start cap: its sample and time budgets (the paper run's) end it first
 
 args = None
 timings = {}
+variants = [None]  # the learner's --variant values this build has (main() asks it); None: no such option
+budget_variant = None  # the variant whose run sets the baselines' equal-sample and equal-time budgets
+
+
+def learner_variants():
+    """`mhalearn learn --variant paper|extended` when the build has it, else the one default learner."""
+    out = subprocess.run([TOOL, "learn", "--help"], capture_output=True, text=True, cwd=ROOT).stdout
+    return ["paper", "extended"] if "--variant" in out else [None]
+
+
+def variant_label(v):
+    return "paper's learner" if v is None else f"`{v}` variant"
+
+
+def variant_name(v):
+    """The variant's part of run names: the paper variant keeps the name of the one learner
+    the page had before variants existed ("paper"), so committed names keep their meaning."""
+    return "paper" if v in (None, "paper") else v
+
+
+def variant_args(v):
+    return [] if v is None else ["--variant", v]
+
+
+def paper_runs(prefix, tag, inst, extra, timeout=PAPER_TIMEOUT):
+    """The paper's learner in every variant: {variant: (report or None, status, wall)}."""
+    return {v: learn(f"{prefix}_{variant_name(v)}_{tag}", inst, variant_args(v) + extra, timeout=timeout) for v in variants}
+
+
+def random_polish_run(name, inst, budget):
+    """Polishing alone from random starts with the samples and wall time of `budget`, a paper
+    run's (report, status, wall): its report's samples_total and seconds, or (no report) the
+    wall time it was given and no sample budget."""
+    paper, _, wall = budget
+    seconds = paper["seconds"] if paper else wall
+    extra = ["--method", "random-polish", "--starts", str(RP_STARTS), "--max-seconds", f"{max(seconds, 1):.2f}"]
+    if paper:
+        extra += ["--max-samples", str(paper["samples_total"])]
+    return learn(name, inst, extra)[0]
+
+
+def recovered(e):
+    return e is not None and e <= TARGET
+
+
+def rate(errors):
+    """"k/n": how many of the runs' errors are at most TARGET (a run without a layer counts as not)."""
+    return f"{sum(1 for e in errors if recovered(e))}/{len(errors)}"
 
 
 def rel(path):
@@ -136,20 +198,22 @@ def gnuplot(script, name):
 # --------------------------------------------------------------------------- side by side
 
 SHAPES = [(16, 2, 2), (32, 2, 2), (16, 3, 2), (16, 2, 3)]
+# Instance seeds per shape: two at the two costly shapes (see the docstring's time estimate).
+SBS_SEEDS = {(16, 2, 2): [1, 2, 3], (32, 2, 2): [1, 2], (16, 3, 2): [1, 2, 3], (16, 2, 3): [1, 2]}
 
 
 def side_by_side():
     t0 = time.time()
     shapes = SHAPES if not args.quick else [(16, 2, 2), (16, 3, 2)]
     scales = [3, 6] if not args.quick else [6]
-    seeds = [1, 2, 3] if not args.quick else [1]
     rows = []
     for (d, k, m) in shapes:
         for scale in scales:
-            for seed in seeds:
+            for seed in (SBS_SEEDS[(d, k, m)] if not args.quick else [1]):
                 tag = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
                 inst = instance(tag, d, k, m, scale, seed)
-                paper, status, wall = learn("sbs_paper_" + tag, inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
+                papers = paper_runs("sbs", tag, inst, ["--no-reference"])
+                paper, status, wall = papers[budget_variant]
                 samples = paper["samples_total"] if paper else 0
                 seconds = paper["seconds"] if paper else 0
                 adam_n = adam_t = None  # no budget to match when the paper run gave no report
@@ -158,68 +222,97 @@ def side_by_side():
                                          ["--method", "adam", "--max-samples", str(max(samples - 1000, 512))])
                     adam_t, _, _ = learn("sbs_adam_time_" + tag, inst,
                                          ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"])
-                rows.append(dict(d=d, k=k, m=m, scale=scale, seed=seed, tag=tag, paper=paper, status=status,
-                                 samples=samples, seconds=seconds, adam_n=adam_n, adam_t=adam_t))
+                rp = random_polish_run("sbs_random_polish_" + tag, inst, papers[budget_variant])
+                rows.append(dict(d=d, k=k, m=m, scale=scale, seed=seed, tag=tag, papers=papers, paper=paper, status=status,
+                                 samples=samples, seconds=seconds, adam_n=adam_n, adam_t=adam_t, rp=rp))
     timings["side by side"] = time.time() - t0
     return rows
 
 
+def starts_of(r):
+    """How many starts a random-polish report ran, or None."""
+    return len(r["starts"]) if r and "starts" in r else None
+
+
 def side_by_side_tables(rows):
-    header = ["d", "k", "m", "scale", "seed", "paper_samples", "paper_seconds", "paper_err", "paper_polished_err",
-              "paper_polished_test", "adam_samples_err", "adam_samples_test", "adam_time_err", "adam_time_test",
-              "adam_time_samples"]
+    header = ["d", "k", "m", "scale", "seed", "paper_samples", "paper_seconds"]
+    for v in variants:
+        n = variant_name(v)
+        header += [f"{n}_err", f"{n}_polished_err", f"{n}_polished_test"]
+    header += ["adam_samples_err", "adam_samples_test", "adam_time_err", "adam_time_test", "adam_time_samples",
+               "random_polish_err", "random_polish_test", "random_polish_starts", "random_polish_samples"]
     tsv = []
     for r in rows:
-        tsv.append([r["d"], r["k"], r["m"], r["scale"], r["seed"], r["samples"], f"{r['seconds']:.2f}",
-                    err(r["paper"], "errors_before_polish"), err(r["paper"]),
-                    test_err(r["paper"]),
-                    err(r["adam_n"]), test_err(r["adam_n"]),
-                    err(r["adam_t"]), test_err(r["adam_t"]),
-                    r["adam_t"]["samples_total"] if r["adam_t"] else None])
+        line = [r["d"], r["k"], r["m"], r["scale"], r["seed"], r["samples"], f"{r['seconds']:.2f}"]
+        for v in variants:
+            p = r["papers"][v][0]
+            line += [err(p, "errors_before_polish"), err(p), test_err(p)]
+        line += [err(r["adam_n"]), test_err(r["adam_n"]), err(r["adam_t"]), test_err(r["adam_t"]),
+                 r["adam_t"]["samples_total"] if r["adam_t"] else None,
+                 err(r["rp"]), test_err(r["rp"]), starts_of(r["rp"]), r["rp"]["samples_total"] if r["rp"] else None]
+        tsv.append(line)
     write_tsv("side_by_side.tsv", header, tsv)
-    lines = ["| (d,k,m) | scale | seed | samples | time (s) | paper's stages | + polishing | Adam, equal samples | Adam, equal time (samples) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    paper_cols = "".join(f" {variant_label(v)}: stages | + polishing |" for v in variants)
+    lines = [f"| (d,k,m) | scale | seed | samples | time (s) |{paper_cols} Adam, equal samples | Adam, equal time (samples) | random-polish, equal samples and time (starts) |",
+             "|---|---:|---:|---:|---:|" + "---:|---:|" * len(variants) + "---:|---:|---:|"]
     for r in rows:
-        at = r["adam_t"]
-        if not r["paper"]:
-            why = f"killed after {PAPER_TIMEOUT} s" if r["status"] == "killed" else f"exit {r['status']}, no report"
-            lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | – | – | paper's learner: {why} | – | – | – |")
-            continue
-        lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | {fmt_int(r['samples'])} | "
-                     f"{r['seconds']:.1f} | {fmt(err(r['paper'], 'errors_before_polish'))} | {fmt(err(r['paper']))} | "
-                     f"{fmt(err(r['adam_n']))} | {fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'}) |")
+        at, rp = r["adam_t"], r["rp"]
+        cells = ""
+        for v in variants:
+            p, status, _ = r["papers"][v]
+            if p:
+                cells += f" {fmt(err(p, 'errors_before_polish'))} | {fmt(err(p))} |"
+            else:
+                why = f"killed after {PAPER_TIMEOUT} s" if status == "killed" else f"exit {status}, no report"
+                cells += f" {why} | – |"
+        budget = f"{fmt_int(r['samples'])} | {r['seconds']:.1f}" if r["paper"] else "– | –"
+        lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | {budget} |{cells} "
+                     f"{fmt(err(r['adam_n']))} | {fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'}) | "
+                     f"{fmt(err(rp))} ({starts_of(rp) if rp else '–'}) |")
     return "\n".join(lines)
 
 
 def side_by_side_summary(rows):
-    """Per (shape, scale): medians and who is ahead; returns (markdown, facts)."""
+    """Per (shape, scale): medians and rates per method; returns (markdown, facts)."""
     groups = {}
     for r in rows:
         groups.setdefault((r["d"], r["k"], r["m"], r["scale"]), []).append(r)
-    lines = ["| (d,k,m) | scale | runs | median paper's stages | median + polishing | median Adam (equal samples) | median Adam (equal time) | paper's stages ≤ 1e−3 | polished ≤ 1e−3 | Adam equal samples ≤ 1e−3 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def med(vals):
+        vals = [v for v in vals if v is not None]
+        return statistics.median(vals) if vals else None
+
+    paper_cols = "".join(f" {variant_label(v)}: stages | + polishing |" for v in variants)
+    lines = [f"| (d,k,m) | scale | runs |{paper_cols} Adam, equal samples | Adam, equal time | random-polish |",
+             "|---|---:|---:|" + "---|---|" * len(variants) + "---|---|---|"]
     facts = []
+    cnt = lambda vals: sum(1 for v in vals if recovered(v))
     for key, rs in groups.items():
-        def med(vals):
-            vals = [v for v in vals if v is not None]
-            return statistics.median(vals) if vals else None
-        p = med([err(r["paper"], "errors_before_polish") for r in rs])
-        pp = med([err(r["paper"]) for r in rs])
-        an = med([err(r["adam_n"]) for r in rs])
-        at = med([err(r["adam_t"]) for r in rs])
-        cnt = lambda vals: sum(1 for v in vals if v is not None and v <= TARGET)
-        c_p = cnt([err(r["paper"], "errors_before_polish") for r in rs])
-        c_pp = cnt([err(r["paper"]) for r in rs])
-        c_an = cnt([err(r["adam_n"]) for r in rs])
         d, k, m, scale = key
-        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} | {fmt(p)} | {fmt(pp)} | {fmt(an)} | {fmt(at)} | "
-                     f"{c_p}/{len(rs)} | {c_pp}/{len(rs)} | {c_an}/{len(rs)} |")
-        facts.append(dict(key=key, paper=p, polished=pp, adam_n=an, adam_t=at, n=len(rs), c_p=c_p, c_pp=c_pp, c_an=c_an))
+        methods = {}
+        for v in variants:
+            methods[("stages", v)] = [err(r["papers"][v][0], "errors_before_polish") for r in rs]
+            methods[("polished", v)] = [err(r["papers"][v][0]) for r in rs]
+        methods["adam_n"] = [err(r["adam_n"]) for r in rs]
+        methods["adam_t"] = [err(r["adam_t"]) for r in rs]
+        methods["rp"] = [err(r["rp"]) for r in rs]
+        cell = lambda vals: f"{rate(vals)} ({fmt(med(vals))})"
+        paper_cells = "".join(f" {cell(methods[('stages', v)])} | {cell(methods[('polished', v)])} |" for v in variants)
+        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} |{paper_cells} {cell(methods['adam_n'])} | "
+                     f"{cell(methods['adam_t'])} | {cell(methods['rp'])} |")
+        f = dict(key=key, n=len(rs), paper=med(methods[("stages", budget_variant)]),
+                 polished=med(methods[("polished", budget_variant)]), adam_n=med(methods["adam_n"]),
+                 adam_t=med(methods["adam_t"]), rp=med(methods["rp"]), c_p=cnt(methods[("stages", budget_variant)]),
+                 c_pp=cnt(methods[("polished", budget_variant)]), c_an=cnt(methods["adam_n"]), c_at=cnt(methods["adam_t"]),
+                 c_rp=cnt(methods["rp"]),
+                 variants={v: (cnt(methods[("stages", v)]), cnt(methods[("polished", v)])) for v in variants})
+        facts.append(f)
     return "\n".join(lines), facts
 
 
 def side_by_side_figures(rows):
-    """Error vs samples and error vs time, seed 1 of every (shape, scale): Adam's trajectory and the paper's points."""
+    """Error vs samples and error vs time, seed 1 of every (shape, scale): Adam's trajectory,
+    the paper's learner (each variant) and random-polish as points."""
     panels = [r for r in rows if r["seed"] == 1]
     figs = []
     for axis, key, adam_key, xlabel, fname in [
@@ -235,10 +328,13 @@ def side_by_side_figures(rows):
                         traj.append([c[key], max(c["theta_max_rel"], c["w_max_rel"])])
             t_path = write_tsv(base + "_adam.tsv", [key, "err"], traj)
             pts = []
-            if r["paper"]:
-                x = r["paper"]["samples_total"] if axis == "samples" else r["paper"]["seconds"]
-                pts.append([x, err(r["paper"], "errors_before_polish"), err(r["paper"])])
-            p_path = write_tsv(base + "_paper.tsv", [key, "paper", "polished"], pts)
+            for v in variants:
+                p = r["papers"][v][0]
+                pts.append([p[key if axis == "seconds" else "samples_total"], err(p, "errors_before_polish"), err(p)]
+                           if p else [None, None, None])
+            rp = r["rp"]
+            pts.append([rp[key if axis == "seconds" else "samples_total"], None, err(rp)] if rp else [None, None, None])
+            p_path = write_tsv(base + "_points.tsv", [key, "stages", "final"], pts)
             plots.append((r, t_path, p_path))
         cols = 4
         nrows = math.ceil(len(plots) / cols)
@@ -248,9 +344,14 @@ def side_by_side_figures(rows):
                   "set datafile missing 'nan'"]
         for r, t_path, p_path in plots:
             script.append(f"set title '({r['d']},{r['k']},{r['m']}), scale {r['scale']}, seed 1'")
-            script.append(f"plot '{t_path}' using 1:2 skip 1 with lines lw 2 title 'Adam', "
-                          f"'{p_path}' using 1:2 skip 1 with points pt 7 ps 1.5 title 'paper', "
-                          f"'{p_path}' using 1:3 skip 1 with points pt 5 ps 1.5 title 'paper+polish'")
+            terms = [f"'{t_path}' using 1:2 skip 1 with lines lw 2 title 'Adam'"]
+            for i, v in enumerate(variants):
+                name = "paper" if v is None else v
+                terms.append(f"'{p_path}' every ::{i}::{i} using 1:2 skip 1 with points pt {7 + 2 * i} ps 1.5 title '{name}'")
+                terms.append(f"'{p_path}' every ::{i}::{i} using 1:3 skip 1 with points pt {5 + 2 * i} ps 1.5 title '{name}+polish'")
+            n = len(variants)
+            terms.append(f"'{p_path}' every ::{n}::{n} using 1:3 skip 1 with points pt 13 ps 1.5 title 'random-polish'")
+            script.append("plot " + ", ".join(terms))
         script.append("unset multiplot")
         figs.append(gnuplot((300 * nrows + 40, "\n".join(script) + "\n"), fname))
     return figs
@@ -273,52 +374,120 @@ def classify(r, key="errors"):
     return "stalled"
 
 
+PHASE_SEEDS = [1, 2, 3, 4, 5]
+# Logit scale 6 is left out (docstring: time); with one seed its cells behaved as scale 3's for
+# every method, and the side by side runs scale 6 at cos 0.
+PHASE_SCALES = [3, 12, 24]
+
+
+def phase_tag(scale, coh, seed):
+    """Seed 1 keeps the name the cell had when the diagram had one seed per cell."""
+    return f"scale{scale}_coh{coh}" + ("" if seed == 1 else f"_seed{seed}")
+
+
 def phase_diagram():
     t0 = time.time()
-    scales = [3, 6, 12, 24] if not args.quick else [3, 12]
+    scales = PHASE_SCALES if not args.quick else [3, 12]
     coherences = [0.0, 0.5, 0.9, 0.99] if not args.quick else [0.0, 0.9]
+    seeds = PHASE_SEEDS if not args.quick else PHASE_SEEDS[:2]
     adam_budget = 6000000 if not args.quick else 2000000
     cells = []
     for scale in scales:
         for coh in coherences:
-            tag = f"scale{scale}_coh{coh}"
-            inst = instance("phase_" + tag, 16, 2, 2, scale, 1, coh)
-            paper, status, _ = learn("phase_paper_" + tag, inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
-            adam, _, _ = learn("phase_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(adam_budget)])
-            cells.append(dict(scale=scale, coh=coh, paper=paper, status=status, adam=adam))
+            runs = []
+            for seed in seeds:
+                tag = phase_tag(scale, coh, seed)
+                inst = instance("phase_" + tag, 16, 2, 2, scale, seed, coh)
+                papers = paper_runs("phase", tag, inst, ["--no-reference"])
+                adam, _, _ = learn("phase_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(adam_budget)])
+                rp = random_polish_run("phase_random_polish_" + tag, inst, papers[budget_variant])
+                runs.append(dict(seed=seed, papers=papers, adam=adam, rp=rp))
+            cells.append(dict(scale=scale, coh=coh, runs=runs))
     timings["phase diagram"] = time.time() - t0
-    return cells, scales, coherences, adam_budget
+    return cells, scales, coherences, adam_budget, seeds
 
 
-def phase_outputs(cells, scales, coherences, adam_budget):
-    rows = []
+def phase_methods():
+    """(key, title, error of a run) for every method of the phase diagram."""
+    out = []
+    for v in variants:
+        name = "paper's learner" if v is None else f"{v} variant"
+        out.append((f"{variant_name(v)}_stages", f"{name}: stages",
+                    lambda run, v=v: err(run["papers"][v][0], "errors_before_polish")))
+        out.append((f"{variant_name(v)}_polished", f"{name} + polishing", lambda run, v=v: err(run["papers"][v][0])))
+    out.append(("adam", "Adam", lambda run: err(run["adam"])))
+    out.append(("random_polish", "random-polish", lambda run: err(run["rp"])))
+    return out
+
+
+def per_start(reports):
+    """Random-polish's starts over some runs: (recovered, run to the end, median seconds of those).
+    A start the time budget cut says nothing about where its local search leads, so only starts
+    polishing ended itself count."""
+    done = [st for r in reports if r for st in r["starts"] if st["stop_reason"] != "time budget"]
+    ok = [st for st in done if "theta_max_rel" in st and max(st["theta_max_rel"], st["w_max_rel"]) <= TARGET]
+    return len(ok), len(done), statistics.median(st["seconds"] for st in done) if done else None
+
+
+def phase_outputs(cells, scales, coherences, adam_budget, seeds):
+    methods = phase_methods()
+    # Every run, one row per (cell, seed).
+    header = ["scale", "coherence", "seed"] + [key + "_err" for key, _, _ in methods] + ["random_polish_starts"]
+    every = []
     for c in cells:
-        rows.append([c["scale"], c["coh"], err(c["paper"], "errors_before_polish"), err(c["paper"]), err(c["adam"]),
-                     classify(c["paper"], "errors_before_polish"), classify(c["paper"]), classify(c["adam"])])
-    write_tsv("phase_diagram.tsv", ["scale", "coherence", "paper_err", "polished_err", "adam_err", "paper_class",
-                                    "polished_class", "adam_class"], rows)
-    # Heat maps of log10 error on the (coherence index, scale index) grid, one panel per method.
+        for run in c["runs"]:
+            every.append([c["scale"], c["coh"], run["seed"]] + [f(run) for _, _, f in methods] + [starts_of(run["rp"])])
+    write_tsv("phase_diagram_runs.tsv", header, every)
+    # Per cell and method: how many seeds recover, and the median error.
+    rates = []  # scale, coh, {key: (recovered, n, median)}, random-polish per start
+    for c in cells:
+        per = {}
+        for key, _, f in methods:
+            errs = [f(run) for run in c["runs"]]
+            known = [e for e in errs if e is not None]
+            per[key] = (sum(1 for e in errs if recovered(e)), len(errs), statistics.median(known) if known else None)
+        rates.append((c["scale"], c["coh"], per, per_start([run["rp"] for run in c["runs"]])))
     grid = []
-    for c in cells:
-        i, j = coherences.index(c["coh"]), scales.index(c["scale"])
-        vals = [err(c["paper"], "errors_before_polish"), err(c["paper"]), err(c["adam"])]
-        grid.append([i, j] + [math.log10(max(v, 1e-16)) if v is not None else 1.0 for v in vals])
-    g_path = write_tsv("phase_grid.tsv", ["coh_index", "scale_index", "paper", "polished", "adam"], grid)
+    for scale, coh, per, _ in rates:
+        i, j = coherences.index(coh), scales.index(scale)
+        row = [i, j]
+        for key, _, _ in methods:
+            k, n, _ = per[key]
+            row += [k / n, f"{k}/{n}"]
+        grid.append(row)
+    g_header = ["coh_index", "scale_index"]
+    for key, _, _ in methods:
+        g_header += [key + "_fraction", key + "_rate"]
+    g_path = write_tsv("phase_rates.tsv", g_header, grid)
     xt = ", ".join(f"'{c}' {i}" for i, c in enumerate(coherences))
     yt = ", ".join(f"'{s}' {i}" for i, s in enumerate(scales))
-    script = ["set multiplot layout 1,3", f"set xtics ({xt})", f"set ytics ({yt})", "set xlabel 'pairwise cos(Θ_1, Θ_2)'",
-              "set ylabel 'logit scale'", "set cbrange [-16:1]", "set cblabel 'log_{10} max Θ/W error'",
-              "set palette defined (-16 '#1a9850', -6 '#91cf60', -3 '#d9ef8b', -2 '#fee08b', -1 '#fc8d59', 1 '#d73027')",
-              f"set xrange [-0.5:{len(coherences) - 0.5}]", f"set yrange [-0.5:{len(scales) - 0.5}]", "unset key"]
-    for col, title in [(3, "paper's stages"), (4, "paper + polishing"), (5, f"Adam, {adam_budget:.0e} samples")]:
+    cols = 3 if len(methods) <= 6 else 4
+    nrows = math.ceil(len(methods) / cols)
+    script = [f"set multiplot layout {nrows},{cols}", f"set xtics ({xt})", f"set ytics ({yt})",
+              "set xlabel 'pairwise cos(Θ_1, Θ_2)'", "set ylabel 'logit scale'", "set cbrange [0:1]",
+              "set cblabel 'fraction of seeds recovered'",
+              "set palette defined (0 '#d73027', 0.4 '#fc8d59', 0.6 '#fee08b', 0.8 '#91cf60', 1 '#1a9850')",
+              f"set xrange [-0.5:{len(coherences) - 0.5}]", f"set yrange [-0.5:{len(scales) - 0.5}]", "unset key",
+              "set datafile separator tab"]
+    for n, (key, title, _) in enumerate(methods):
+        col = 3 + 2 * n
         script.append(f"set title \"{title}\"")
-        script.append(f"plot '{g_path}' using 1:2:{col} skip 1 with image, '' using 1:2:(sprintf('%.0f', ${col})) skip 1 with labels")
+        script.append(f"plot '{g_path}' using 1:2:{col} skip 1 with image, '' using 1:2:(stringcolumn({col + 1})) skip 1 with labels")
     script.append("unset multiplot")
-    fig = gnuplot((420, "\n".join(script) + "\n"), "results_phase_diagram.svg")
-    lines = ["| logit scale | cos(Θ_1,Θ_2) | paper's stages | + polishing | Adam |", "|---:|---:|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r[0]} | {r[1]} | {fmt(r[2])} ({r[5]}) | {fmt(r[3])} ({r[6]}) | {fmt(r[4])} ({r[7]}) |")
-    return "\n".join(lines), fig, rows
+    fig = gnuplot((380 * nrows + 40, "\n".join(script) + "\n"), "results_phase_diagram.svg")
+    titles = " | ".join(title for _, title, _ in methods)
+    lines = [f"| logit scale | cos(Θ_1,Θ_2) | {titles} | random-polish, per start: recovered / run to the end (median s) |",
+             "|---:|---:|" + "---|" * (len(methods) + 1)]
+    for scale, coh, per, ps in rates:
+        lines.append(f"| {scale} | {coh} | " + " | ".join(f"{per[key][0]}/{per[key][1]} ({fmt(per[key][2])})"
+                                                         for key, _, _ in methods) +
+                     f" | {ps[0]}/{ps[1]} ({f'{ps[2]:.1f}' if ps[2] is not None else '–'}) |")
+    # Every run, for the reader who wants the seeds behind a rate.
+    run_lines = [f"| logit scale | cos | seed | {titles} | random-polish starts |", "|---:|---:|---:|" + "---:|" * (len(methods) + 1)]
+    for row in every:
+        run_lines.append(f"| {row[0]} | {row[1]} | {row[2]} | " + " | ".join(fmt(e) for e in row[3:-1]) +
+                         f" | {row[-1] if row[-1] is not None else '–'} |")
+    return "\n".join(lines), fig, rates, methods, "\n".join(run_lines)
 
 
 def other_regimes():
@@ -566,12 +735,15 @@ def main():
     args = ap.parse_args()
     os.makedirs(RUNS, exist_ok=True)
     os.makedirs(FIGS, exist_ok=True)
+    global variants, budget_variant
+    variants = learner_variants()
+    budget_variant = "extended" if "extended" in variants else variants[0]
     start = time.time()
     started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     print("side by side", file=sys.stderr)
     sbs = side_by_side()
     print("phase diagram", file=sys.stderr)
-    cells, scales, cohs, adam_budget = phase_diagram()
+    cells, scales, cohs, adam_budget, phase_seeds = phase_diagram()
     print("other regimes", file=sys.stderr)
     regimes_md, regimes = other_regimes()
     print("scaling", file=sys.stderr)
@@ -582,12 +754,19 @@ def main():
     sbs_md = side_by_side_tables(sbs)
     sum_md, facts = side_by_side_summary(sbs)
     figs = side_by_side_figures(sbs)
-    phase_md, phase_fig, phase_rows = phase_outputs(cells, scales, cohs, adam_budget)
+    phase_md, phase_fig, phase_rates, phase_methods_, phase_runs_md = phase_outputs(cells, scales, cohs, adam_budget,
+                                                                                   phase_seeds)
     sc_md, fits, sc_fig = scaling_outputs(sc_rows, cap)
+    rp_reports = [run["rp"] for c in cells for run in c["runs"] if run["rp"]]
+    rp_starts = [len(r["starts"]) for r in rp_reports]
+    rp_cut = sum(1 for r in rp_reports if len(r["starts"]) == 1 and r["starts"][0]["stop_reason"] == "time budget")
     total = time.time() - start
     cpu, cores, mem, commit, plat = machine()
     page = render(dict(sbs_md=sbs_md, sum_md=sum_md, facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
-                       phase_rows=phase_rows, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
+                       phase_rates=phase_rates, phase_methods=[(k, t) for k, t, _ in phase_methods_],
+                       phase_runs_md=phase_runs_md, phase_seeds=phase_seeds, variants=variants,
+                       budget_variant=budget_variant, variant_labels={v: variant_label(v) for v in variants},
+                       rp_starts=RP_STARTS, phase_rp_starts=rp_starts, phase_rp_cut=rp_cut, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
                        sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total,
                        cpu=cpu, cores=cores, mem=mem, commit=commit, plat=plat, started=started, adam_budget=adam_budget,
                        scales=scales, cohs=cohs, command=args.command, quick=args.quick))

@@ -1,6 +1,7 @@
 // learn: the whole learner (stages 1–6 and polishing) on an instance's oracle
 // or on a .npy dataset, with budgets, a per-stage report and the learned layer;
-// or, with --method adam, the gradient-trained baseline on the same samples.
+// or, with --method adam, the gradient-trained baseline on the same samples;
+// or, with --method random-polish, polishing alone from random starts.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
@@ -13,6 +14,7 @@
 #include "data/provenance.hpp"
 #include "learn/checkpoint.hpp"
 #include "learn/format.hpp"
+#include "baseline/random_polish.hpp"
 #include "learn/learner.hpp"
 
 #include <chrono>
@@ -68,7 +70,8 @@ namespace {
 
 void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
   cmd->add_option("--max-samples", o.max_samples,
-                  "adam: training samples, the horizon of the cosine schedule (0: the schedule runs on --max-seconds)")
+                  "adam: training samples, the horizon of the cosine schedule (0: the schedule runs on --max-seconds); "
+                  "random-polish: most samples drawn (not given: no sample budget)")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--batch", o.batch, "adam: batch size")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   cmd->add_option("--learning-rate", o.learning_rate, "adam: peak learning rate (cosine decay to 0)")->capture_default_str()
@@ -78,8 +81,8 @@ void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
   cmd->add_option("--stop-at-error", o.stop_parameter_error,
                   "adam, studies: stop once the max Θ and W errors against the instance are at most this (0: never)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--init-seed", o.init_seed, "adam: seed of the starting point")->capture_default_str();
-  cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start")->capture_default_str()
+  cmd->add_option("--init-seed", o.init_seed, "adam, random-polish: seed of the starting point(s)")->capture_default_str();
+  cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start (random-polish: not given, R·uniform[0,1) per head)")->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
 }
 
@@ -223,6 +226,53 @@ int report_interrupted(const LearnReport& report, const SafePoints& points, cons
   return kExitInterrupted;
 }
 
+void add_random_polish_options(CLI::App* cmd, RandomPolishOptions& o) {
+  cmd->add_option("--starts", o.starts, "random-polish: most random starts")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--polish-samples", o.polish.samples, "random-polish: training samples of each fit (0: 4× polishing's default)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  cmd->add_option("--polish-iterations", o.polish.max_iterations, "random-polish: most Levenberg–Marquardt iterations per start")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+}
+
+int run_random_polish(const Input& in, const RandomPolishOptions& rp, const std::string& report, const std::string& out) {
+  const Instance* truth = in.instance ? &*in.instance : nullptr;
+  const SampleSource& source = *in.source;
+  RandomPolishOptions o = rp;
+  o.test_seed = in.seed;
+  if (auto e = check_random_polish(source, o); !e.empty()) return fail("learn", kExitBadInput, e);
+  std::printf("mhalearn learn --method random-polish: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,
+              truth ? ("oracle of " + in.instance_path + ", seed " + std::to_string(in.seed)).c_str()
+                    : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),
+              o.threads);
+  std::printf("polishing alone from up to %d random starts (init seed %llu, ‖Θ_i‖_F %s), budgets: %s samples, %s s\n\n",
+              o.starts, (unsigned long long)o.init_seed,
+              o.init_theta_norm > 0 ? std::to_string(o.init_theta_norm).c_str() : ("R·uniform[0,1), R = " + std::to_string(o.radius)).c_str(),
+              o.max_samples > 0 ? std::to_string(o.max_samples).c_str() : "no limit",
+              o.max_seconds > 0 ? std::to_string(o.max_seconds).c_str() : "no limit");
+  const RandomPolishResult r = random_polish(source, o, truth);
+  std::printf("%s", format_table(r.report).c_str());
+  json options = {{"method", "random-polish"}, {"instance", in.instance_path}, {"x", in.x_path}, {"y", in.y_path},
+                  {"seed", in.seed}, {"m", o.m}, {"starts", o.starts}, {"max_samples", o.max_samples},
+                  {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples}, {"init_seed", o.init_seed},
+                  {"init_theta_norm", o.init_theta_norm}, {"radius", o.radius}, {"polish_samples", o.polish.samples},
+                  {"polish_iterations", o.polish.max_iterations}, {"threads", o.threads}, {"label_noise", in.label_noise}};
+  if (!report.empty() && prints_and_writes()) {
+    json rep = to_json(r.report);
+    rep["provenance"] = make_provenance("learn", options);
+    if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
+  if (!out.empty() && prints_and_writes()) {
+    Instance learned;
+    learned.layer = r.layer;
+    learned.k = source.k();
+    learned.inputs = source.draw(0, 1, 1).x.kind;
+    learned.provenance_json = make_provenance("learn", options).dump();
+    if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Runner add_learn(CLI::App& app) {
@@ -231,6 +281,7 @@ Runner add_learn(CLI::App& app) {
     Input in;
     LearnOptions o;
     AdamOptions adam;
+    RandomPolishOptions random_polish;
     std::string method = "paper", init = "random";
     int m = 0;
     bool no_polish = false, no_reference = false;
@@ -241,10 +292,12 @@ Runner add_learn(CLI::App& app) {
   a->o.threads = default_threads();
   add_input_options(cmd, a->in);
   cmd->add_option("--m", a->m, "number of heads (default: the instance's)")->check(CLI::Range(1, 8));
-  cmd->add_option("--method", a->method, "paper: the six stages (+ polishing); adam: gradient training of the same form")
-      ->capture_default_str()->check(CLI::IsMember({"paper", "adam"}));
+  cmd->add_option("--method", a->method, "paper: the six stages (+ polishing); adam: gradient training of the same form; "
+                 "random-polish: polishing alone from random starts")
+      ->capture_default_str()->check(CLI::IsMember({"paper", "adam", "random-polish"}));
   add_learn_options(cmd, a->o, a->no_polish, a->no_reference);
   add_adam_options(cmd, a->adam, a->init);
+  add_random_polish_options(cmd, a->random_polish);
   cmd->add_option("--oracle", a->oracle,
                   "stages to replace by the truth, comma-separated (stage1, hull = stages 2/4/5, stage3, stage6): "
                   "the other stages then report their own error (needs an instance)");
@@ -256,7 +309,7 @@ Runner add_learn(CLI::App& app) {
   cmd->add_option("--resume", a->resume,
                   "continue the run checkpointed in this directory (same input and options; --threads and "
                   "--max-seconds may differ), checkpointing there");
-  return [a] {
+  return [a, cmd] {
     if (auto r = open_input(a->in); !r.error.empty()) return fail("learn", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     LearnOptions o = a->o;
@@ -266,12 +319,26 @@ Runner add_learn(CLI::App& app) {
     const SampleSource& source = *a->in.source;
     if (auto e = parse_oracle_stages(a->oracle, o.oracle); !e.empty()) return fail("learn", kExitBadInput, "--oracle: " + e);
     if (o.oracle.any() && !truth) return fail("learn", kExitBadInput, "--oracle needs the true instance, not --x/--y");
-    if (o.oracle.any() && a->method == "adam") return fail("learn", kExitBadInput, "--oracle applies to --method paper");
-    if (a->method == "adam" && !(a->checkpoint.empty() && a->resume.empty()))
+    if (o.oracle.any() && a->method != "paper") return fail("learn", kExitBadInput, "--oracle applies to --method paper");
+    if (a->method != "paper" && !(a->checkpoint.empty() && a->resume.empty()))
       return fail("learn", kExitBadInput, "--checkpoint and --resume apply to --method paper");
     if (!a->checkpoint.empty() && !a->resume.empty() && a->checkpoint != a->resume)
       return fail("learn", kExitBadInput, "--checkpoint and --resume name different directories (--resume keeps "
                                           "checkpointing in its own)");
+    if (a->method == "random-polish") {
+      RandomPolishOptions rp = a->random_polish;
+      rp.m = o.m;
+      rp.threads = a->o.threads;
+      rp.max_seconds = a->o.max_seconds;
+      rp.test_samples = a->o.test_samples;
+      rp.radius = a->o.sculpt.sculpt.radius;
+      rp.init_seed = a->adam.init_seed;
+      // Shared flags whose Adam defaults mean something else here: used only when given.
+      rp.max_samples = cmd->count("--max-samples") ? a->adam.max_samples : 0;
+      rp.init_theta_norm = cmd->count("--init-theta-norm") ? a->adam.init_theta_norm : 0;
+      if (auto e = check_learn_input(source.k(), source.d(), o.m); !e.empty()) return fail("learn", kExitBadInput, e);
+      return run_random_polish(a->in, rp, a->report, a->out);
+    }
     if (a->method == "adam") {
       AdamOptions adam = a->adam;
       parse_adam_init(a->init, adam.init);

@@ -468,10 +468,14 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
       ro.fixed_tau = true;
       if (ro.sculpt.target_constraints == 0) ro.sculpt.target_constraints = std::numeric_limits<int64_t>::max();
     }
-  } else if (round > 0) {
+  } else {
+    // Every round counts distinct slabs: at d = 8 round 0's 205 slabs had rank 6 of 64, and
+    // stage 3 then found events of rank 3 < d (docs/diagnosis.md).
+    ro.sculpt.distinct_constraints = true;
+  }
+  if (o.variant == LearnVariant::extended && round > 0) {
     ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
     ro.sculpt.selection = SculptOptions::Selection::best_rows;
-    ro.sculpt.distinct_constraints = true;
     if (ro.sculpt.target_constraints == 0)
       ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, kMaxExtendedSlabs);
   }
@@ -491,7 +495,7 @@ std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v)
   return {{"rows", "every row"},
           {"v_min", "0.05, per pair of entries (rounds ≥ 1; every entry in round 0)"},
           {"tau", "adaptive: the smallest residuals over the whole budget for 8·d² slabs (rounds ≥ 1; a pilot's quantile in round 0)"},
-          {"duplicates", "identical slabs dropped (rounds ≥ 1)"},
+          {"duplicates", "identical slabs dropped (every round)"},
           {"stage 3 margin", "adaptive: the top accept_fraction of a pilot's margins"},
           {"rounds", "3 ⇄ 4 while the estimates improve, then a final stage-4 round with final_sculpt_samples; the best by validation"},
           {"stage 6", "the exhaustive net, then pattern-search refinement"}};

@@ -24,6 +24,7 @@ enum class Stream : uint64_t {
   student_init = 5,    // starting points of gradient-trained students (baseline/adam.hpp)
   verify = 6,          // the perturbed layers `mhalearn verify` evaluates (verify/verify.hpp)
   label_noise = 7,     // Gaussian noise added to labels by `--label-noise` (data/noisy_source.hpp)
+  polish_start = 8,    // random starting points of polishing alone (baseline/random_polish.hpp)
 };
 
 using Philox = r123::Philox4x64_R<10>;

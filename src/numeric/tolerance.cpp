@@ -224,5 +224,6 @@ double synthetic_span_angle_target() { return 1e-3; }
 double synthetic_span_residual_target() { return 1e-3; }
 double synthetic_thin_width_target() { return 0.1; }
 double adam_baseline_target() { return 0.1; }
+double random_polish_recovery_target() { return learner_polished_target(); }
 
 }  // namespace mha::tolerance

@@ -432,4 +432,12 @@ double synthetic_thin_width_target();
 // 1.9·10⁻² (Θ) and 3.3·10⁻³ (W) max relative error against the target 0.1.
 double adam_baseline_target();
 
+// Polishing alone from random starts (tests/baseline/test_random_polish.cpp,
+// (8,2,2), logit scale 3): every start measured reached 1.0·10⁻¹⁶..2.3·10⁻¹⁶
+// (Θ) and 3.4·10⁻¹⁶..9.2·10⁻¹⁶ (W), the rounding floor, as polishing from the
+// stage-6 layer does; the target is learner_polished_target's, six orders of
+// margin. A start that ends in another local minimum misses it by far (0.1–10
+// at (16,2,2) with too few samples per fit, baseline/random_polish.cpp).
+double random_polish_recovery_target();
+
 }  // namespace mha::tolerance

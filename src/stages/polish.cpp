@@ -273,7 +273,8 @@ class MatrixFreeModel {
 
 // Levenberg–Marquardt from `state` with the linear model Model, appending to `rep`.
 template <class Model>
-State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep) {
+State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep,
+                          std::chrono::steady_clock::time_point t0) {
   const int d = data.y.cols(), m = state.thetas.size();
   const int64_t dd = int64_t{d} * d;
   double lambda = kInitialDamping;
@@ -283,6 +284,10 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
   while (rep.iterations < o.max_iterations) {
     if (state.cost <= o.target) {
       rep.stop_reason = "reached the target error";
+      break;
+    }
+    if (o.max_seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= o.max_seconds) {
+      rep.stop_reason = "time budget";
       break;
     }
     Model model(state, data, o.threads, cache);
@@ -383,8 +388,8 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     return result;
   }
   rep.train_error.push_back(state.cost);
-  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep)
-                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep);
+  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep, t0)
+                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, t0);
   result.layer = state.layer;
   rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -54,6 +54,10 @@ struct PolishOptions {
   // solver measured faster at (16,2,2) too (docs/benchmarks.md, "Polishing"):
   // the threshold keeps bytes, not speed.
   int64_t dense_max_parameters = 1024;
+  // No new iteration after this many seconds since the call (0: none). Used by
+  // the random-start baseline's time budget (baseline/random_polish.hpp); the
+  // learner leaves it at 0, so its results do not depend on the clock.
+  double max_seconds = 0;
 };
 
 struct PolishReport {

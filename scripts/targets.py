@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The learner's targets across its regime, measured: docs/targets.md.
+
+Reads the diagnosis runs (scripts/diagnose.py --grid: both variants, no
+polishing, on every (d,k,m), logit scale and seed) and adds what they do not
+have:
+  * Adam's samples to 1e−3 on each configuration (seed 1; `mhalearn learn
+    --method adam --stop-at-error 1e-3 --max-samples CAP`), beside the extended
+    learner's samples to 1e−3 (the samples drawn when the first round's layer
+    reaches max(Θ, W) error ≤ 1e−3, validation set included), and their ratio;
+  * the end-to-end runs with polishing that carry a time target: (64,2,2) and
+    (16,2,4), (16,2,5), each with `/usr/bin/time` (wall, CPU, peak RSS).
+
+Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
+                          [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
+Standard library only; every run's command is the first line of its log.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+TARGET = 1e-3
+# (shape, scales) of the issue's accuracy targets; (16,2,2) carries the Adam ratio target.
+ACCURACY = [((16, 2, 2), (6, 3)), ((8, 2, 2), (3, 6)), ((32, 2, 2), (3, 6)), ((16, 3, 2), (3, 6)),
+            ((16, 2, 3), (3, 6)), ((64, 2, 2), (3, 6))]
+# End-to-end runs with a time target (10 minutes on 2 cores).
+TIMED = [("d64_k2_m2_scale6_seed1", (64, 2, 2, 6, 1), []),
+         ("d16_k2_m4_scale3_seed1", (16, 2, 4, 3, 1), []),
+         ("d16_k2_m5_scale3_seed1", (16, 2, 5, 3, 1), [])]
+
+
+def fmt(x, digits=1):
+    return "–" if x is None else f"{x:.{digits}e}"
+
+
+def run(cmd, log):
+    t0 = time.time()
+    with open(log, "w") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        status = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+    return status, time.time() - t0
+
+
+def load(path):
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def error(report, key):
+    e = report.get(key) if report else None
+    return max(e["theta_max_rel"], e["w_max_rel"]) if e else None
+
+
+def learner_samples_to_target(report):
+    """Samples drawn when a round's layer first reaches TARGET (stage-6 rows carry its errors)."""
+    if not report:
+        return None
+    drawn = report.get("validation_samples", 0)
+    for s in report["stages"]:
+        drawn += s.get("samples", 0)
+        if s["stage"] == "6" and "theta_max_rel" in s and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET:
+            return drawn
+    return None
+
+
+def adam_samples_to_target(report):
+    if not report:
+        return None
+    for c in report.get("trajectory", []):
+        if "theta_max_rel" in c and max(c["theta_max_rel"], c["w_max_rel"]) <= TARGET:
+            return c["samples"]
+    return None
+
+
+def adam_run(args, name, inst):
+    report = os.path.join(args.runs, f"{name}_adam.report.json")
+    if not (args.reuse and os.path.exists(report)):
+        cmd = [args.tool, "learn", inst, "--method", "adam", "--seed", "1", "--threads", "2", "--stop-at-error",
+               str(TARGET), "--max-samples", str(args.adam_cap), "--report", report]
+        status, wall = run(cmd, report.replace(".report.json", ".log"))
+        print(f"{name} adam: exit {status}, {wall:.0f} s", file=sys.stderr)
+    return load(report)
+
+
+def timed_run(args, name, config, extra):
+    d, k, m, scale, seed = config
+    inst = os.path.join(args.runs, name + ".instance.json")
+    report = os.path.join(args.runs, name + ".report.json")
+    timing = os.path.join(args.runs, name + ".time")
+    if not (args.reuse and os.path.exists(report)):
+        subprocess.run([args.tool, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", str(scale),
+                        "--seed", str(seed), "-o", inst], check=True, stdout=subprocess.DEVNULL)
+        cmd = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", timing, args.tool, "learn", inst, "--seed", "1",
+               "--threads", "2", "--no-reference", "--report", report] + extra
+        status, wall = run(cmd, report.replace(".report.json", ".log"))
+        print(f"{name}: exit {status}, {wall:.0f} s", file=sys.stderr)
+    wall = cpu = rss = None
+    if os.path.exists(timing):
+        parts = open(timing).read().split()[-4:]
+        wall, cpu, rss = float(parts[0]), float(parts[1]) + float(parts[2]), int(parts[3]) / 1024
+    return load(report), wall, cpu, rss
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--diagnosis", default="docs/diagnosis")
+    parser.add_argument("--runs", default="docs/targets")
+    parser.add_argument("--out", default="docs/targets.md")
+    parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--adam-cap", type=int, default=20000000)
+    args = parser.parse_args()
+    os.makedirs(args.runs, exist_ok=True)
+    rel = lambda p: os.path.relpath(p, os.path.dirname(args.out) or ".")
+
+    accuracy_rows = []
+    for (d, k, m), scales in ACCURACY:
+        for scale in scales:
+            seeds = []
+            for seed in (1, 2, 3):
+                name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
+                ext = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
+                pap = load(os.path.join(args.diagnosis, f"{name}_paper.report.json"))
+                seeds.append((name, ext, pap))
+            name1 = seeds[0][0]
+            inst = os.path.join(args.diagnosis, name1 + ".json")
+            adam = adam_run(args, name1, inst) if os.path.exists(inst) and d <= 32 else None
+            accuracy_rows.append(((d, k, m), scale, seeds, adam))
+
+    timed_rows = [(name, config) + timed_run(args, name, config, extra) for name, config, extra in TIMED]
+    write_page(args, accuracy_rows, timed_rows, rel)
+
+
+def write_page(args, accuracy_rows, timed_rows, rel):
+    lines = [
+        "# The learner's targets across its regime",
+        "",
+        "Produced by",
+        "",
+        "```sh",
+        "python3 scripts/diagnose.py --tool build/release/mhalearn --grid   # the runs below read",
+        f"python3 scripts/targets.py --tool build/release/mhalearn --adam-cap {args.adam_cap}",
+        "```",
+        "",
+        "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
+        "--variant paper|extended --no-polish --no-reference`, logs in `diagnosis/`); errors are max(Θ, W) "
+        "relative errors of the paper's stages, before polishing, after the best head permutation. Adam runs "
+        "on seed 1 of each configuration until its error is ≤ 1e−3 or it has drawn "
+        f"{args.adam_cap:.0e} samples (logs in `{rel(args.runs)}/`). Samples to 1e−3: the learner's when the "
+        "first round's layer reaches it (validation set included), Adam's at its first checkpoint there.",
+        "",
+        "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
+        "",
+        "| (d,k,m), scale | extended: errors (seeds 1, 2, 3) | seeds ≤ 1e−3 | paper: errors | seeds ≤ 1e−3 | "
+        "extended: samples, s (seed 1) | samples to 1e−3: extended (seed 1) | Adam (seed 1) | ratio |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for (d, k, m), scale, seeds, adam in accuracy_rows:
+        ext = [error(e, "errors_before_polish") for _, e, _ in seeds]
+        pap = [error(p, "errors_before_polish") for _, _, p in seeds]
+        ok_e = sum(1 for x in ext if x is not None and x <= TARGET)
+        ok_p = sum(1 for x in pap if x is not None and x <= TARGET)
+        e1 = seeds[0][1]
+        learner_n = learner_samples_to_target(e1)
+        adam_n = adam_samples_to_target(adam)
+        ratio = f"{learner_n / adam_n:.2f}" if learner_n and adam_n else "–"
+        adam_cell = fmt(adam_n) if adam_n else ("not reached" if adam else "not run")
+        lines.append(f"| ({d},{k},{m}), {scale} | {', '.join(fmt(x) for x in ext)} | {ok_e}/3 | "
+                     f"{', '.join(fmt(x) for x in pap)} | {ok_p}/3 | "
+                     f"{fmt(e1['samples_paper_stages']) if e1 else '–'}, {e1['seconds']:.0f} | "
+                     if e1 else f"| ({d},{k},{m}), {scale} | – | 0/3 | – | 0/3 | – | ")
+        lines[-1] += f"{fmt(learner_n)} | {adam_cell} | {ratio} |"
+    lines += [
+        "",
+        "## Time targets (10 minutes on 2 cores), with polishing",
+        "",
+        "`mhalearn learn INSTANCE --seed 1 --threads 2 --no-reference` under `/usr/bin/time` (logs in "
+        f"`{rel(args.runs)}/`; the machine was shared, so wall times are upper bounds and CPU seconds are given too).",
+        "",
+        "| run | wall s | CPU s | peak RSS MB | paper's stages: Θ, W error | after polishing: Θ, W error | samples |",
+        "|---|---:|---:|---:|---|---|---:|",
+    ]
+    for name, config, report, wall, cpu, rss in timed_rows:
+        before = report.get("errors_before_polish") if report else None
+        after = report.get("errors") if report else None
+        pair = lambda e: f"{fmt(e['theta_max_rel'])}, {fmt(e['w_max_rel'])}" if e else "–"
+        lines.append(f"| {name} | {wall if wall is not None else '–'} | {cpu:.0f} | {rss:.0f} | {pair(before)} | "
+                     f"{pair(after)} | {fmt(report.get('samples_total')) if report else '–'} |"
+                     if cpu is not None else f"| {name} | – | – | – | {pair(before)} | {pair(after)} | – |")
+    lines.append("")
+    with open(args.out + ".tmp", "w") as f:
+        f.write("\n".join(lines))
+    os.replace(args.out + ".tmp", args.out)
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
