@@ -219,4 +219,33 @@ double synthetic_span_residual_target() { return 1e-3; }
 double synthetic_thin_width_target() { return 0.1; }
 double adam_baseline_target() { return 0.1; }
 
+double chi_square_tail_quantile(long long n, double t) {
+  const double nd = static_cast<double>(n);
+  return (nd + 2.0 * std::sqrt(nd * t) + 2.0 * t) * bound_evaluation_factor(8);
+}
+
+double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability) {
+  if (relative == 0) return 0.0;
+  const double t = std::log(2.0 / failure_probability);
+  const double entries = static_cast<double>(k) * d;
+  const double spread = relative * std::sqrt(chi_square_tail_quantile(static_cast<long long>(k) * d, t));
+  if (!(spread <= 0.5 * std::sqrt(entries))) return kInf;
+  return relative * sample_label_norm * std::sqrt(chi_square_tail_quantile(d, t)) / (std::sqrt(entries) - spread) *
+         bound_evaluation_factor(12);
+}
+
+double float32_label_rounding_row_bound(double row_norm, int d) {
+  const double u32 = 0x1p-24;
+  return (u32 * row_norm + std::sqrt(static_cast<double>(d)) * 0x1p-150) / (1.0 - u32) * bound_evaluation_factor(6);
+}
+
+double residual_rounding_level(double rounding_sq_sum, double label_sq_sum) {
+  if (!(label_sq_sum > 0)) return kInf;
+  return std::sqrt(rounding_sq_sum / label_sq_sum) * bound_evaluation_factor(4);
+}
+
+double noise_estimate_band(long long entries, long long parameters, double max_ratio) {
+  return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
+}
+
 }  // namespace mha::tolerance

@@ -420,4 +420,51 @@ double synthetic_thin_width_target();
 // 1.9·10⁻² (Θ) and 3.3·10⁻³ (W) max relative error against the target 0.1.
 double adam_baseline_target();
 
+// ---- Label noise (proofs/certification.md, "Label noise"; proofs/label_noise.md)
+
+// Upper tail of the χ² distribution (Laurent & Massart 2000, Lemma 1): for
+// Z ~ χ²_n and t ≥ 0, P(Z ≥ n + 2√(n t) + 2t) ≤ e^{−t}. Returns that quantile
+// bound q_n(t), times the factor of its own evaluation.
+double chi_square_tail_quantile(long long n, double t);
+
+// The certification lemma with noisy labels ỹ = F(X) + e (proofs/certification.md,
+// "Label noise"): a bound ν on ‖e_a‖, the noise of one label row (d entries),
+// holding with probability ≥ 1 − failure_probability when sample n's k×d labels
+// carry Gaussian noise of relative size ε (data/noisy_source.hpp: σ_n =
+// ε·‖y_n‖_F/√(kd), y_n the exact labels). From the noisy labels' norm ‖ỹ_n‖_F:
+// with t = ln(2/failure_probability), on the event ‖g_n‖² ≤ q_{kd}(t) the exact
+// norm is ‖y_n‖ ≤ ‖ỹ_n‖ + σ_n‖g_n‖, so σ_n ≤ ε‖ỹ_n‖/(√(kd) − ε√q_{kd}); on the
+// event ‖g_{n,a}‖² ≤ q_d(t), ‖e_a‖ = σ_n‖g_{n,a}‖; the two events fail with
+// probability ≤ 2e^{−t} = failure_probability:
+//   ν = ε‖ỹ_n‖√q_d(t) / (√(kd) − ε√q_{kd}(t)),
+// times the factor of its own evaluation. +inf when ε√q_{kd} > √(kd)/2 (noise
+// too large for a row to be certified; the half keeps the subtraction's
+// rounding relative). 0 when ε = 0.
+double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability);
+
+// Labels stored as float32 (rounded to nearest from the exact labels): each entry
+// is within 2⁻²⁴|y| + 2⁻¹⁵⁰ of the exact value (relative half-ulp; the absolute
+// term covers float32's subnormal range), hence within (2⁻²⁴|ŷ| + 2⁻¹⁵⁰)/(1 − 2⁻²⁴)
+// of the stored ŷ, and a row of d entries within (2⁻²⁴‖ŷ_a‖ + √d·2⁻¹⁵⁰)/(1 − 2⁻²⁴).
+// Returns that bound, times the factor of its own evaluation. Deterministic: no
+// failure probability.
+double float32_label_rounding_row_bound(double row_norm, int d);
+
+// The rounding level of a held-out residual (proofs/label_noise.md, "Rounding
+// level"): the relative rms Σ‖F̂(X) − ỹ‖²/Σ‖ỹ‖² that rounding alone can produce
+// when the labels were computed by a double forward pass of a layer whose
+// forward_error_bound is (to first order) that of F̂ and stored in double: per
+// entry |fl(F̂) − F̂| ≤ B and |ỹ − F| ≤ B + u|ỹ|, so the residual of the exact fit
+// is at most 2B + u|ỹ|. Given Σ(2B + u|ỹ|)² and Σỹ² over the held-out entries,
+// returns √ of their ratio times the factor of its own evaluation.
+double residual_rounding_level(double rounding_sq_sum, double label_sq_sum);
+
+// The statistical tolerance of a noise estimate: σ̂² = Σr²/(n − p) of a linear
+// least-squares fit with p parameters on n residual entries with iid Gaussian
+// noise σ is σ²χ²_{n−p}/(n − p), relative standard deviation √(2/(n − p)); with
+// per-sample noise levels (data/noisy_source.hpp) the weights add the factor
+// max_ratio as in label_noise_power_band. Returns six of those standard
+// deviations, for σ̂²/σ² − 1. A statistical tolerance, not a rounding one.
+double noise_estimate_band(long long entries, long long parameters, double max_ratio);
+
 }  // namespace mha::tolerance

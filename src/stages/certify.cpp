@@ -1,5 +1,7 @@
 #include "stages/certify.hpp"
 
+#include "numeric/tolerance.hpp"
+
 #include <Eigen/Cholesky>
 
 #include <cmath>
@@ -31,6 +33,14 @@ double slab_half_width(double v_j, double v_a, double delta) {
   return std::log1p(delta / (v_j - delta)) + std::log1p(delta / (v_a - delta));
 }
 
+double label_noise_bound(const MatD& y, int row, const CertifyOptions& o) {
+  const int k = static_cast<int>(y.rows()), d = static_cast<int>(y.cols());
+  double nu = 0;
+  if (o.label_noise > 0) nu += tolerance::label_noise_row_bound(o.label_noise, y.norm(), k, d, o.noise_failure_probability);
+  if (o.float32_labels) nu += tolerance::float32_label_rounding_row_bound(y.row(row).norm(), d);
+  return nu;
+}
+
 RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matrix, int row, const CertifyOptions& o) {
   RowCertificate cert;
   const Eigen::Index k = x.rows();
@@ -52,7 +62,8 @@ RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matr
   cert.residual = r.norm();
   const double y_norm = y.row(row).norm();
   cert.relative_residual = y_norm > 0 ? cert.residual / y_norm : std::numeric_limits<double>::infinity();
-  cert.delta = (cert.residual + o.w_error * (cert.v * x).norm()) / o.sigma_min;
+  cert.noise_bound = label_noise_bound(y, row, o);
+  cert.delta = (cert.residual + o.w_error * (cert.v * x).norm() + cert.noise_bound) / o.sigma_min;
   if (!(cert.relative_residual <= o.tau)) cert.verdict = RowVerdict::residual_too_large;
   else if (!(cert.v.minCoeff() >= o.v_min)) cert.verdict = RowVerdict::below_v_min;
   // A probability vector within δ of every head's row: entries above δ and a sum within √k·δ of 1.
