@@ -459,6 +459,19 @@ double float32_label_rounding_row_bound(double row_norm, int d);
 // returns √ of their ratio times the factor of its own evaluation.
 double residual_rounding_level(double rounding_sq_sum, double label_sq_sum);
 
+// A noiseless fit's residual against the rounding of its own evaluation: the
+// training residual's noise estimate (√(cost·n/(n − p)), stages/polish.hpp) over
+// the layer's measured evaluation rounding (double forward pass against MPFR,
+// relative rms). Rounding enters the residual several times — the labels' and
+// the fit's evaluation and the fit's parameters stored in double, each of about
+// the measured size — so a noiseless floor lies a few times above it: measured
+// 2.5 (training) and 3.1 (held-out) at (16,2,2) (docs/noise.md). A residual above
+// 8 times the measured rounding is called noise; 8 leaves a factor 2.6 over the
+// measured noiseless floor. A claim about rounding's typical size, not a bound:
+// tolerance::residual_rounding_level is the a priori bound (about 5000 times
+// larger at (16,2,2)), above which a residual is certainly not rounding.
+double rounding_floor_factor();
+
 // The statistical tolerance of a noise estimate: σ̂² = Σr²/(n − p) of a linear
 // least-squares fit with p parameters on n residual entries with iid Gaussian
 // noise σ is σ²χ²_{n−p}/(n − p), relative standard deviation √(2/(n − p)); with

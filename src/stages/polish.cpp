@@ -1,6 +1,10 @@
 #include "stages/polish.hpp"
 
+#include "model/forward_error.hpp"
+#include "model/forward_fast.hpp"
+#include "model/forward_reference.hpp"
 #include "numeric/softmax.hpp"
+#include "numeric/tolerance.hpp"
 #include "stages/attention_jacobian.hpp"
 #include "stages/polish_operator.hpp"
 #include "stages/stage6_net.hpp"
@@ -125,7 +129,8 @@ struct PreconditionerCache {
 // path while m·d² is small (its cost grows as N·k·d·(m·d²)²).
 class DenseModel {
  public:
-  DenseModel(const State& state, const Data& data, int threads, PreconditionerCache&) {
+  DenseModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache&) {
+    const int threads = o.threads;
     const int64_t k = data.xs.front().rows(), d = data.y.cols(), dd = d * d, m = state.thetas.size();
     const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
     // Jacobian rows ordered (c, n, a) so that each output column's block is contiguous.
@@ -184,19 +189,21 @@ class DenseModel {
 // and the projection. H_i is formed at the first iteration only (its O(N k² d⁴)
 // cost dominates at d = 64) and reused: the parameters move by the start's
 // small error, so the blocks barely change, and a stale preconditioner changes
-// only CG's iteration count, never the system solved.
+// only CG's iteration count, never the system solved. Above
+// preconditioner_samples training samples the blocks come from the first
+// preconditioner_samples of them, scaled by N/n (their cost and memory grow as
+// N k² d⁴; a large noisy final fit needs the average, not every term).
 class MatrixFreeModel {
  public:
-  MatrixFreeModel(const State& state, const Data& data, int threads, PreconditionerCache& cache)
-      : linearization_(state.layer, data.xs, threads), threads_(threads), cache_(cache) {
+  MatrixFreeModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache& cache)
+      : linearization_(state.layer, data.xs, o.threads), threads_(o.threads), cache_(cache) {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
     gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_));
     const Eigen::VectorXd gram = linearization_.gram_diagonal();
     diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
-    if (cache_.head_blocks.empty())
-      for (int i = 0; i < state.layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
+    if (cache_.head_blocks.empty()) form_head_blocks(state.layer, data, o);
   }
 
   Eigen::VectorXd step(double lambda) {
@@ -225,6 +232,18 @@ class MatrixFreeModel {
   int64_t last_cg_iterations() const { return cg_iterations_; }
 
  private:
+  void form_head_blocks(const Layer& layer, const Data& data, const PolishOptions& o) {
+    const int64_t n = static_cast<int64_t>(data.xs.size());
+    if (o.preconditioner_samples <= 0 || n <= o.preconditioner_samples) {
+      for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
+      return;
+    }
+    const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + o.preconditioner_samples);
+    const AttentionLinearization sub(layer, subset, threads_);
+    const double weight = static_cast<double>(n) / static_cast<double>(o.preconditioner_samples);
+    for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(weight * sub.head_gram_block(i));
+  }
+
   Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) const {
     Eigen::VectorXd out = linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_));
     out += lambda * diag_.cwiseProduct(v);
@@ -271,22 +290,33 @@ class MatrixFreeModel {
   int64_t cg_iterations_ = 0;
 };
 
+// Why Levenberg–Marquardt stopped; the floor's cause (rounding or noise) is
+// named after the run, from the residual against its rounding level.
+enum class StopCause { iteration_limit, target, no_decrease, not_halved, statistical };
+
+// The training error cost = Σr²/ΣY² as a noise estimate: at a least-squares
+// optimum with p parameters on n residual entries E[Σr²] = (n − p)σ², so the
+// relative noise is √(cost·n/(n − p)) (proofs/label_noise.md).
+double noise_from_cost(double cost, int64_t entries, int64_t parameters) {
+  return std::sqrt(cost * static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(entries - parameters, 1)));
+}
+
 // Levenberg–Marquardt from `state` with the linear model Model, appending to `rep`.
 template <class Model>
-State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep) {
+State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep, StopCause& cause) {
   const int d = data.y.cols(), m = state.thetas.size();
   const int64_t dd = int64_t{d} * d;
   double lambda = kInitialDamping;
   PreconditionerCache cache;
   Progress progress("polish", o.max_iterations);
-  rep.stop_reason = "iteration limit";
+  cause = StopCause::iteration_limit;
   while (rep.iterations < o.max_iterations) {
     if (state.cost <= o.target) {
-      rep.stop_reason = "reached the target error";
+      cause = StopCause::target;
       break;
     }
-    Model model(state, data, o.threads, cache);
-    bool accepted = false, at_floor = false;
+    Model model(state, data, o, cache);
+    bool accepted = false, at_floor = false, settled = false;
     int64_t cg_iterations = 0;
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       const Eigen::VectorXd step = model.step(lambda);
@@ -297,6 +327,13 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
       if (next.cost < state.cost) {
         // Near zero, a step that does not halve the error is rounding noise.
         at_floor = next.cost < o.floor && next.cost > 0.5 * state.cost;
+        // Above the rounding level, a Gauss–Newton step that gains less than a
+        // fraction of the statistical error has reached the noise floor.
+        const double statistical = next.cost * static_cast<double>(rep.parameters) /
+                                   static_cast<double>(std::max<int64_t>(rep.residual_entries - rep.parameters, 1));
+        settled = o.statistical_stop > 0 && lambda <= kInitialDamping &&
+                  noise_from_cost(next.cost, rep.residual_entries, rep.parameters) > rep.rounding_level &&
+                  state.cost - next.cost < o.statistical_stop * statistical;
         state = std::move(next);
         lambda = std::max(lambda / 5, kMinimumDamping);
         accepted = true;
@@ -306,18 +343,79 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
     }
     rep.cg_iterations.push_back(cg_iterations);
     if (!accepted) {
-      rep.stop_reason = "no step decreases the error (rounding floor)";
+      cause = StopCause::no_decrease;
       break;
     }
     ++rep.iterations;
     rep.train_error.push_back(state.cost);
     progress.update(rep.iterations);
-    if (at_floor) {
-      rep.stop_reason = "rounding floor (the last step did not halve the error)";
+    if (at_floor || settled) {
+      cause = at_floor ? StopCause::not_halved : StopCause::statistical;
       break;
     }
   }
   return state;
+}
+
+// The rounding the fit's own evaluation leaves, measured: the layer's fast
+// forward pass against its MPFR reference (128 bits) on the first
+// kRoundingSamples inputs of `batch`, as a relative rms over the labels.
+constexpr int64_t kRoundingSamples = 256;
+constexpr unsigned kRoundingBits = 128;
+
+double measured_rounding(const Layer& layer, const LabelledBatch& batch, int threads) {
+  InputBatch x = batch.x;
+  x.count = std::min(x.count, kRoundingSamples);
+  const int64_t entries = x.count * x.k * x.d;
+  x.bits.resize(std::min(x.bits.size(), static_cast<size_t>(x.count * x.k * words_per_token(x.d))));
+  if (!x.values.empty()) x.values.resize(static_cast<size_t>(entries));
+  const FastForwardResult fast = FastForward(layer).run(x, threads);
+  if (!fast.status.ok()) return INFINITY;
+  const std::vector<double> exact = forward_mpfr_batch(layer, x, kRoundingBits);
+  double error_sq = 0, label_sq = 0;
+  for (int64_t e = 0; e < entries; ++e) {
+    error_sq += (fast.y[e] - exact[e]) * (fast.y[e] - exact[e]);
+    label_sq += batch.y[e] * batch.y[e];
+  }
+  return label_sq > 0 ? std::sqrt(error_sq / label_sq) : INFINITY;
+}
+
+// tolerance::residual_rounding_level on a batch at `layer`: per entry the
+// forward pass's a priori rounding bound B of the layer (for the labels' and the
+// fit's evaluation, 2B) and the labels' storage in double (u|y|).
+double rounding_bound(const Layer& layer, const LabelledBatch& batch) {
+  const int k = batch.x.k, d = batch.x.d;
+  double rounding_sq = 0, label_sq = 0;
+  for (int64_t n = 0; n < batch.x.count; ++n) {
+    const MatD bound = forward_error_bound(layer, batch.x.sample(n));
+    const Eigen::Map<const MatD> y(batch.y.data() + n * k * d, k, d);
+    rounding_sq += (2 * bound + tolerance::kDoubleUnitRoundoff * y.cwiseAbs()).squaredNorm();
+    label_sq += y.squaredNorm();
+  }
+  return tolerance::residual_rounding_level(rounding_sq, label_sq);
+}
+
+// The stop reason as reported: the noiseless strings are the earlier ones; at a
+// noise floor the cause is named, with the estimate and the rounding level.
+std::string stop_reason(StopCause cause, const PolishReport& rep, double statistical_stop) {
+  char noise[160], gain[64];
+  std::snprintf(noise, sizeof noise, "label noise ~%.1e above the rounding level %.1e", rep.noise_train,
+                rep.rounding_level);
+  std::snprintf(gain, sizeof gain, "%.3g%%", 100 * statistical_stop);
+  switch (cause) {
+    case StopCause::iteration_limit: return "iteration limit";
+    case StopCause::target: return "reached the target error";
+    case StopCause::no_decrease:
+      return rep.noise_floor ? std::string("no step decreases the error (noise floor: ") + noise + ")"
+                             : "no step decreases the error (rounding floor)";
+    case StopCause::not_halved:
+      return rep.noise_floor ? std::string("noise floor (the last step did not halve the error; ") + noise + ")"
+                             : "rounding floor (the last step did not halve the error)";
+    case StopCause::statistical:
+      return std::string("noise floor (the last step gained less than ") + gain + " of the fit's statistical error; " +
+             noise + ")";
+  }
+  return "?";
 }
 
 }  // namespace
@@ -383,10 +481,20 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     return result;
   }
   rep.train_error.push_back(state.cost);
-  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep)
-                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep);
+  rep.parameters = 2 * int64_t{m} * dd;
+  rep.residual_entries = train_raw.x.count * k * d;
+  rep.rounding_bound = rounding_bound(start, val_raw);
+  rep.rounding_measured = measured_rounding(start, val_raw, o.threads);
+  rep.rounding_level = tolerance::rounding_floor_factor() * rep.rounding_measured;
+  StopCause cause = StopCause::iteration_limit;
+  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep, cause)
+                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, cause);
   result.layer = state.layer;
   rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
+  rep.noise_train = noise_from_cost(state.cost, rep.residual_entries, rep.parameters);
+  rep.noise_heldout = std::sqrt(rep.validation_error_after);
+  rep.noise_floor = rep.noise_train > rep.rounding_level;
+  rep.stop_reason = stop_reason(cause, rep, o.statistical_stop);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
