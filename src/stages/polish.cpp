@@ -494,6 +494,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
   rep.noise_train = noise_from_cost(state.cost, rep.residual_entries, rep.parameters);
   rep.noise_heldout = std::sqrt(rep.validation_error_after);
   rep.noise_floor = rep.noise_train > rep.rounding_level;
+  rep.reached_floor = cause != StopCause::iteration_limit;
   rep.stop_reason = stop_reason(cause, rep, o.statistical_stop);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;

@@ -98,6 +98,7 @@ struct PolishReport {
   double noise_train = 0;         // √(cost·n/(n − p)) at the end: the noise, when the fit reached its optimum
   double noise_heldout = 0;       // √(validation error) at the end: the noise ⊕ the fit's own error
   bool noise_floor = false;       // noise_train above rounding_level: noise, not rounding, is the floor
+  bool reached_floor = false;     // stopped at a floor or the target (not by the iteration limit or too few samples)
 };
 
 struct PolishResult {
