@@ -206,6 +206,7 @@ double cli_stages_only_target() { return 0.5; }
 double polish_recovery_target() { return 1e-12; }
 double polish_validation_target() { return 1e-24; }
 double polish_train_floor_target() { return 1e-28; }
+double final_fit_improvement_target() { return 2.0; }
 double polish_operator_relative(long long roundings, double logit_bound) {
   return gamma(roundings) * (1 + 4 * logit_bound);
 }
