@@ -232,7 +232,7 @@ double label_noise_row_bound(double relative, double sample_label_norm, int k, i
   const double spread = relative * std::sqrt(chi_square_tail_quantile(static_cast<long long>(k) * d, t));
   if (!(spread <= 0.5 * std::sqrt(entries))) return kInf;
   return relative * sample_label_norm * std::sqrt(chi_square_tail_quantile(d, t)) / (std::sqrt(entries) - spread) *
-         bound_evaluation_factor(12);
+         bound_evaluation_factor(24);
 }
 
 double float32_label_rounding_row_bound(double row_norm, int d) {

@@ -444,9 +444,11 @@ double chi_square_tail_quantile(long long n, double t);
 // event ‖g_{n,a}‖² ≤ q_d(t), ‖e_a‖ = σ_n‖g_{n,a}‖; the two events fail with
 // probability ≤ 2e^{−t} = failure_probability:
 //   ν = ε‖ỹ_n‖√q_d(t) / (√(kd) − ε√q_{kd}(t)),
-// times the factor of its own evaluation. +inf when ε√q_{kd} > √(kd)/2 (noise
-// too large for a row to be certified; the half keeps the subtraction's
-// rounding relative). 0 when ε = 0.
+// times the factor of its own evaluation (24 roundings: the subtraction, whose
+// operands are ≥ 2:1 apart, at most triples the relative error of the ~8
+// roundings of ε√q_{kd}). +inf when ε√q_{kd} > √(kd)/2 (noise too large for a
+// row to be certified; the half keeps the subtraction's rounding relative). 0
+// when ε = 0.
 double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability);
 
 // Labels stored as float32 (rounded to nearest from the exact labels): each entry

@@ -66,7 +66,7 @@ t = mpmath.log(2 / mp(F(1e-12)))
 values["chi_square_tail_quantile(16, 3)"] = chi_q(16, 3)
 eps_noise = mp(F(1e-4))
 values["label_noise_row_bound(1e-4, 5, 2, 16, 1e-12)"] = (
-    eps_noise * 5 * mpmath.sqrt(chi_q(16, t)) / (mpmath.sqrt(32) - eps_noise * mpmath.sqrt(chi_q(32, t))) * mp(bef(12)))
+    eps_noise * 5 * mpmath.sqrt(chi_q(16, t)) / (mpmath.sqrt(32) - eps_noise * mpmath.sqrt(chi_q(32, t))) * mp(bef(24)))
 values["float32_label_rounding_row_bound(3, 16)"] = (
     (F(1, 2**24) * 3 + 4 * F(1, 2**150)) / (1 - F(1, 2**24)) * bef(6))
 values["residual_rounding_level(1e-28, 4)"] = mpmath.sqrt(mp(F(1e-28)) / 4) * mp(bef(4))
