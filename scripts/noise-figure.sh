@@ -23,7 +23,7 @@ for eps in 0 1e-12 1e-10 1e-8 1e-6 1e-4 1e-2; do
 done
 # 2. float32 labels: 6e6 samples (the paper's stages use ~5.3e6 of them at this seed), labels cast with numpy.
 run sample "$out/instance.json" --n 6000000 --seed 1 --threads 2 --x "$out/X.npy" --y "$out/Y.npy" >/dev/null
-python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).astype(np.float32))" \
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).astype(np.float32))" \
     "$out/Y.npy" "$out/Y32.npy"
 rm -f "$out/Y.npy"
 # The learner does not know the truth of a dataset: the paper's layer (--no-polish), the polished one
@@ -47,7 +47,7 @@ for n in 2048 8192 32768 131072 524288; do
   echo "final fit on $n done" >&2
 done
 
-python3 scripts/noise_table.py "$out" "$(lscpu | sed -n 's/^Model name: *//p')" "$(git rev-parse --short HEAD)"
+/usr/bin/python3 scripts/noise_table.py "$out" "$(lscpu | sed -n 's/^Model name: *//p')" "$(git rev-parse --short HEAD)"
 gnuplot <<'GP'
 set terminal svg size 760,460 font "sans,12"
 set output "docs/figures/noise_errors.svg"

@@ -248,6 +248,7 @@ double residual_rounding_level(double rounding_sq_sum, double label_sq_sum) {
 double rounding_floor_factor() { return 8.0; }
 
 double noise_estimate_band(long long entries, long long parameters, double max_ratio) {
+  if (entries <= parameters) return kInf;
   return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
 }
 

@@ -486,7 +486,8 @@ double rounding_floor_factor();
 // noise σ is σ²χ²_{n−p}/(n − p), relative standard deviation √(2/(n − p)); with
 // per-sample noise levels (data/noisy_source.hpp) the weights add the factor
 // max_ratio as in label_noise_power_band. Returns six of those standard
-// deviations, for σ̂²/σ² − 1. A statistical tolerance, not a rounding one.
+// deviations, for σ̂²/σ² − 1 (+inf when entries ≤ parameters). A statistical
+// tolerance, not a rounding one.
 double noise_estimate_band(long long entries, long long parameters, double max_ratio);
 
 }  // namespace mha::tolerance

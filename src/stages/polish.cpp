@@ -34,10 +34,10 @@ constexpr double kDiagonalFloor = 1e-12;
 // step's relative error is at most κ(H) times that) — an inexact Newton step
 // that still shrinks the parameter error by orders of magnitude per iteration
 // (measured: the same 9–10 iterations to the rounding floor as the dense
-// solver), at a fraction of an exact solve's cost; kCgMaxIterations caps one
-// solve (a step is accepted only if it lowers the error either way).
+// solver), at a fraction of an exact solve's cost; PolishOptions::
+// cg_max_iterations caps one solve (a step is accepted only if it lowers the
+// error either way).
 constexpr double kCgTolerance = 1e-6;
-constexpr int kCgMaxIterations = 2000;
 
 namespace {
 
@@ -196,7 +196,8 @@ class DenseModel {
 class MatrixFreeModel {
  public:
   MatrixFreeModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache& cache)
-      : linearization_(state.layer, data.xs, o.threads), threads_(o.threads), cache_(cache) {
+      : linearization_(state.layer, data.xs, o.threads), threads_(o.threads), cg_max_(o.cg_max_iterations),
+        cache_(cache) {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
@@ -215,7 +216,7 @@ class MatrixFreeModel {
     Eigen::VectorXd z = precondition(residual), direction = z;
     double rz = residual.dot(z);
     cg_iterations_ = 0;
-    while (cg_iterations_ < kCgMaxIterations && residual.norm() > stop) {
+    while (cg_iterations_ < cg_max_ && residual.norm() > stop) {
       const Eigen::VectorXd hd = damped_product(direction, lambda);
       const double alpha = rz / direction.dot(hd);
       s += alpha * direction;
@@ -281,6 +282,7 @@ class MatrixFreeModel {
 
   AttentionLinearization linearization_;
   int threads_;
+  int64_t cg_max_;
   PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
   Eigen::VectorXd gradient_, diag_;

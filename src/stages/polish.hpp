@@ -77,6 +77,9 @@ struct PolishOptions {
   // its rounding level: at a noisy optimum further steps cannot improve the
   // answer beyond its statistical error. 0: off.
   double statistical_stop = 0.01;
+  // Most conjugate-gradient iterations of one damped system (matrix-free solver);
+  // a step is accepted only if it lowers the error either way.
+  int64_t cg_max_iterations = 2000;
 };
 
 struct PolishReport {

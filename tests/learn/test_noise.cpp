@@ -173,6 +173,10 @@ TEST_CASE("the final fit uses the samples the noise calls for, capped by the dat
   polish.noise_floor = true;
   polish.noise_train = 1e-13;
   polish.rounding_level = 1e-14;
+  // Stopped by the iteration limit above the rounding level: the residual is the fit's, not noise.
+  CHECK(plan_final_fit(polish, 512, 2, 16, 2, limits).samples == 0);
+  CHECK_THAT(plan_final_fit(polish, 512, 2, 16, 2, limits).reason, Catch::Contains("iteration limit"));
+  polish.reached_floor = true;
   FinalFitPlan plan = plan_final_fit(polish, 512, 2, 16, 2, limits);
   CHECK(plan.needed == 51200);  // n₀·(ε̂/L)² = 512·100
   CHECK(plan.samples == 51200);
@@ -190,6 +194,15 @@ TEST_CASE("the final fit uses the samples the noise calls for, capped by the dat
   limits.max_bytes = 4e9;
   limits.available = 400;  // fewer than polishing used: no final fit
   CHECK(plan_final_fit(polish, 512, 2, 16, 2, limits).samples == 0);
+  // The final fit's options: polishing's, matrix-free, with the plan's samples and bounded effort.
+  const PolishOptions o = final_fit_options(PolishOptions(), plan, 1024, 777, 2);
+  CHECK(o.samples == plan.samples);
+  CHECK(o.validation_samples == 1024);
+  CHECK(o.first_sample == 777);
+  CHECK(o.linear_solver == PolishSolver::matrix_free);
+  CHECK(o.statistical_stop > 0);
+  CHECK(o.max_iterations <= 10);
+  CHECK(o.cg_max_iterations <= 200);
 }
 
 TEST_CASE("with label noise the learner names the floor and its final fit lowers the error", "[noise][learn]") {
@@ -268,4 +281,46 @@ TEST_CASE("on a noisy dataset the final fit uses every remaining sample", "[nois
   // The stages used the 500 validation samples; the final fit trains on the rest but its 1024 held-out samples.
   CHECK(r.report.noise->final_fit.samples == 12000 - 500 - 1024);
   CHECK_THAT(r.report.noise->final_fit.reason, Catch::Contains("all remaining samples"));
+}
+
+TEST_CASE("the report names the floor from the estimate, the rounding level and what certification assumed",
+          "[noise]") {
+  PolishReport fit;
+  fit.samples = 512 + 256;
+  fit.rounding_measured = 2e-16;
+  fit.rounding_level = 1.6e-15;
+  fit.noise_heldout = 1.1e-6;
+  fit.noise_train = 1e-6;
+  fit.noise_floor = fit.reached_floor = true;
+  // Declared 10⁻⁶, estimated 10⁻⁶: label noise, no warning.
+  NoiseReport r = assess_noise(fit, 512, 2, 16, 2, false, 1e-6);
+  CHECK_THAT(r.limit, Catch::StartsWith("label noise"));
+  CHECK(r.warning.empty());
+  CHECK(r.heldout_samples == 256);
+  CHECK(r.fit_share == 1024.0 / (512 * 32));
+  // Estimated far above the declared level: a local minimum, or more noise than declared; warned.
+  fit.noise_train = 1e-3;
+  r = assess_noise(fit, 512, 2, 16, 2, false, 1e-6);
+  CHECK_THAT(r.limit, Catch::Contains("local minimum"));
+  CHECK_THAT(r.warning, Catch::Contains("--assume-label-noise"));
+  // Nothing declared: the estimate is the noise, and certification assumed none.
+  r = assess_noise(fit, 512, 2, 16, 2, false, 0.0);
+  CHECK_THAT(r.limit, Catch::StartsWith("label noise"));
+  CHECK_FALSE(r.warning.empty());
+  // Float32 labels with noise within their rounding.
+  fit.noise_train = 2e-8;
+  r = assess_noise(fit, 512, 2, 16, 2, true, 0.0);
+  CHECK_THAT(r.limit, Catch::Contains("float32"));
+  CHECK(r.warning.empty());
+  // Stopped by the iteration limit: the fit.
+  fit.reached_floor = false;
+  CHECK_THAT(assess_noise(fit, 512, 2, 16, 2, true, 0.0).limit, Catch::StartsWith("the fit"));
+  // Below the rounding level: rounding, whatever else.
+  fit.noise_floor = false;
+  CHECK_THAT(assess_noise(fit, 512, 2, 16, 2, false, 1e-6).limit, Catch::StartsWith("rounding"));
+  // Without polishing: only an upper bound.
+  r = unpolished_noise(4e-8, 1000, false, 0.0);
+  CHECK_FALSE(r.estimated);
+  CHECK(r.heldout_residual == 2e-4);
+  CHECK_THAT(r.limit, Catch::StartsWith("undetermined"));
 }

@@ -76,4 +76,5 @@ TEST_CASE("the label-noise bounds equal their formulas", "[tolerance][hardening]
   // ε√q_{kd} above √(kd)/2: no bound (+inf), and the row cannot be certified.
   CHECK(std::isinf(tol::label_noise_row_bound(0.5, 5.0, 2, 16, 1e-12)));
   CHECK(std::isinf(tol::residual_rounding_level(1.0, 0.0)));
+  CHECK(std::isinf(tol::noise_estimate_band(1024, 1024, 2.0)));
 }
