@@ -109,8 +109,8 @@ NoiseReport assess_noise(const PolishReport& fit, int64_t train_samples, int k, 
   r.rounding_level = fit.rounding_level;
   r.rounding_bound = fit.rounding_bound;
   if (!fit.noise_floor) {
-    r.limit = format("rounding: the residual (%.1e) is within %.0f× the fit's measured evaluation rounding (%.1e); "
-                     "no label noise above it limits the error",
+    r.limit = format("rounding: the residual (%.1e) is within %.0f× the rounding measured at the fit (%.1e: its "
+                     "evaluation and its parameters); no label noise above it limits the error",
                      r.noise, tolerance::rounding_floor_factor(), r.rounding_measured);
     return r;
   }

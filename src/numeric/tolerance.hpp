@@ -468,17 +468,19 @@ double float32_label_rounding_row_bound(double row_norm, int d);
 // returns √ of their ratio times the factor of its own evaluation.
 double residual_rounding_level(double rounding_sq_sum, double label_sq_sum);
 
-// A noiseless fit's residual against the rounding of its own evaluation: the
-// training residual's noise estimate (√(cost·n/(n − p)), stages/polish.hpp) over
-// the layer's measured evaluation rounding (double forward pass against MPFR,
-// relative rms). Rounding enters the residual several times — the labels' and
-// the fit's evaluation and the fit's parameters stored in double, each of about
-// the measured size — so a noiseless floor lies a few times above it: measured
-// 2.5 (training) and 3.1 (held-out) at (16,2,2) (docs/noise.md). A residual above
-// 8 times the measured rounding is called noise; 8 leaves a factor 2.6 over the
-// measured noiseless floor. A claim about rounding's typical size, not a bound:
-// tolerance::residual_rounding_level is the a priori bound (about 5000 times
-// larger at (16,2,2)), above which a residual is certainly not rounding.
+// A noiseless fit's residual against rounding measured at the fit
+// (stages/polish.cpp measured_rounding: the double forward pass against MPFR,
+// counted twice — the fit's evaluation and the labels' — and the layer's
+// response to its parameters moved by ±u, what storing them in double costs):
+// the training residual's noise estimate (√(cost·n/(n − p))) of a noiseless fit
+// over that measurement, measured 0.99 at (12,2,2) (tests/stages/test_polish.cpp,
+// dense), 1.11 at (12,2,2) (matrix-free), 1.12 at (16,2,2) (tests/golden, learn)
+// and 1.00 at (8,2,2) (tests/learn/test_noise.cpp; values printed with -s).
+// A residual above 8 times the measured rounding is called noise; 8 leaves a
+// factor ≥ 5.7 over the measured noiseless floors. A claim about rounding's
+// typical size, not a bound: tolerance::residual_rounding_level is the a priori
+// bound (about 3000 times larger at (16,2,2)), above which a residual is
+// certainly not rounding.
 double rounding_floor_factor();
 
 // The statistical tolerance of a noise estimate: σ̂² = Σr²/(n − p) of a linear

@@ -359,11 +359,32 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
   return state;
 }
 
-// The rounding the fit's own evaluation leaves, measured: the layer's fast
-// forward pass against its MPFR reference (128 bits) on the first
-// kRoundingSamples inputs of `batch`, as a relative rms over the labels.
+// What rounding alone leaves in a fit's residual, measured at `layer` on the
+// first kRoundingSamples inputs of `batch` (relative rms over the labels):
+//   - the evaluation: the layer's fast forward pass against its MPFR reference
+//     (128 bits), once for the fit and once more for labels computed the same way;
+//   - the parameters: the fast pass at the layer with every entry of every Θ_i
+//     and W_i moved by a relative ±u (a fixed sign pattern) against the pass at
+//     the layer — what storing the optimum in double costs, through the
+//     layer's sensitivity (large logits amplify it).
+// Returns √(2·evaluation² + parameters²) (proofs/label_noise.md, "Rounding level").
 constexpr int64_t kRoundingSamples = 256;
 constexpr unsigned kRoundingBits = 128;
+
+Layer parameters_rounded(const Layer& layer) {
+  Layer moved = layer;
+  uint64_t index = 0;
+  auto move = [&index](MatD& a) {
+    for (Eigen::Index e = 0; e < a.size(); ++e, ++index)
+      a.data()[e] *= 1 + ((index * 0x9E3779B97F4A7C15ULL) >> 63 ? tolerance::kDoubleUnitRoundoff
+                                                                 : -tolerance::kDoubleUnitRoundoff);
+  };
+  for (auto& h : moved.heads) {
+    move(h.theta);
+    move(h.w);
+  }
+  return moved;
+}
 
 double measured_rounding(const Layer& layer, const LabelledBatch& batch, int threads) {
   InputBatch x = batch.x;
@@ -372,14 +393,16 @@ double measured_rounding(const Layer& layer, const LabelledBatch& batch, int thr
   x.bits.resize(std::min(x.bits.size(), static_cast<size_t>(x.count * x.k * words_per_token(x.d))));
   if (!x.values.empty()) x.values.resize(static_cast<size_t>(entries));
   const FastForwardResult fast = FastForward(layer).run(x, threads);
-  if (!fast.status.ok()) return INFINITY;
+  const FastForwardResult moved = FastForward(parameters_rounded(layer)).run(x, threads);
+  if (!fast.status.ok() || !moved.status.ok()) return INFINITY;
   const std::vector<double> exact = forward_mpfr_batch(layer, x, kRoundingBits);
-  double error_sq = 0, label_sq = 0;
+  double evaluation_sq = 0, parameters_sq = 0, label_sq = 0;
   for (int64_t e = 0; e < entries; ++e) {
-    error_sq += (fast.y[e] - exact[e]) * (fast.y[e] - exact[e]);
+    evaluation_sq += (fast.y[e] - exact[e]) * (fast.y[e] - exact[e]);
+    parameters_sq += (moved.y[e] - fast.y[e]) * (moved.y[e] - fast.y[e]);
     label_sq += batch.y[e] * batch.y[e];
   }
-  return label_sq > 0 ? std::sqrt(error_sq / label_sq) : INFINITY;
+  return label_sq > 0 ? std::sqrt((2 * evaluation_sq + parameters_sq) / label_sq) : INFINITY;
 }
 
 // tolerance::residual_rounding_level on a batch at `layer`: per entry the
@@ -493,6 +516,9 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
                 : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, cause);
   result.layer = state.layer;
   rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
+  // The floor is named at the layer reached: rounding there, not at the start.
+  rep.rounding_measured = measured_rounding(result.layer, val_raw, o.threads);
+  rep.rounding_level = tolerance::rounding_floor_factor() * rep.rounding_measured;
   rep.noise_train = noise_from_cost(state.cost, rep.residual_entries, rep.parameters);
   rep.noise_heldout = std::sqrt(rep.validation_error_after);
   rep.noise_floor = rep.noise_train > rep.rounding_level;

@@ -135,6 +135,8 @@ TEST_CASE("polishing on noisy labels estimates the noise and names the floor", "
   }
   // Noiseless: the floor is rounding, and the report says so as before.
   const PolishResult quiet = polish_noisy(inst, 0.0, samples);
+  UNSCOPED_INFO("noiseless floor: training residual " << quiet.report.noise_train << " = "
+                << quiet.report.noise_train / quiet.report.rounding_measured << " × the measured rounding");
   CHECK_FALSE(quiet.report.noise_floor);
   CHECK(quiet.report.noise_train <= quiet.report.rounding_level);
   CHECK(quiet.report.rounding_measured <= quiet.report.rounding_bound);
