@@ -597,7 +597,6 @@ std::string format_table(const LearnReport& r) {
   out << format("\nsamples: %lld by the paper's stages (incl. %lld-sample validation set), %lld by polishing; %.1f s in all\n",
                 (long long)r.samples_paper, (long long)r.validation_samples,
                 (long long)r.samples_polish, r.seconds);
-  if (r.samples_final_fit > 0) out << format("final fit: %lld samples\n", (long long)r.samples_final_fit);
   if (r.best_round >= 0) out << format("best round by validation: %d\n", r.best_round);
   if (!r.message.empty()) out << "note: " << r.message << "\n";
   if (r.noise) out << format_noise(*r.noise);
