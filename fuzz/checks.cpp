@@ -7,12 +7,17 @@
 #include "data/inputs.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
+#include "learn/checkpoint.hpp"
 #include "model/forward_fast.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace mha::fuzz {
 
@@ -25,8 +30,40 @@ std::string one_line(const std::string& error) {
 }
 }  // namespace
 
+namespace {
+// The same bytes through the block reader the dataset commands use: a memfd
+// opened by NpyReader::adopt, read 3 elements at a time with pread. "" when it
+// gives what parse_npy gave (the same error, or the same values bit for bit).
+std::string check_block_reader(std::string_view bytes, const NpyResult& parsed) {
+  const int fd = ::memfd_create("fuzz.npy", MFD_CLOEXEC);
+  if (fd < 0) return "";  // no memfd here: nothing to compare
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return "";
+    }
+    done += static_cast<size_t>(n);
+  }
+  const NpyReader::Open open = NpyReader::adopt(fd, "fuzz.npy");
+  NpyResult blocks;
+  if (open.reader) blocks = read_npy_all(*open.reader, 3);
+  else blocks.error = open.error;
+  if (blocks.ok != parsed.ok || blocks.error != parsed.error)
+    return "the block reader and parse_npy disagree: '" + blocks.error + "' vs '" + parsed.error + "'";
+  if (!parsed.ok) return "";
+  const NpyArray &a = parsed.array, &b = blocks.array;
+  if (a.shape != b.shape || a.dtype != b.dtype || a.from_float32 != b.from_float32 || a.i8 != b.i8 ||
+      a.f64.size() != b.f64.size() ||
+      (!a.f64.empty() && std::memcmp(a.f64.data(), b.f64.data(), a.f64.size() * sizeof(double)) != 0))
+    return "the block reader reads other values than parse_npy";
+  return "";
+}
+}  // namespace
+
 std::string check_npy(std::string_view bytes) {
   const NpyResult r = parse_npy(bytes, "fuzz.npy");
+  if (auto e = check_block_reader(bytes, r); !e.empty()) return e;
   if (!r.ok) return one_line(r.error);
   const NpyArray& a = r.array;
   size_t count = 1;
@@ -123,6 +160,58 @@ std::string check_forward_x(std::string_view bytes) {
   for (size_t i = 0; i < static_cast<size_t>(answered) * k * d; ++i)
     if (!std::isfinite(y[i])) return "an answered sample has a non-finite output";
   return status.ok() ? "" : one_line(status.message());
+}
+
+namespace {
+// A little-endian uint32 at `at`, clipped to the bytes left after it.
+size_t length_at(std::string_view bytes, size_t at) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4 && at + i < bytes.size(); ++i) v |= uint32_t(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+  const size_t left = bytes.size() > at + 4 ? bytes.size() - at - 4 : 0;
+  return std::min<size_t>(v, left);
+}
+
+CheckpointRead parse_files(const CheckpointFiles& files, bool verify) {
+  const CheckpointArrays arrays = [&files](const std::string& name) -> std::optional<std::string> {
+    const auto it = files.arrays.find(name);
+    if (it == files.arrays.end()) return std::nullopt;
+    return it->second;
+  };
+  return parse_checkpoint(files.manifest, arrays, "checkpoint.json", verify);
+}
+}  // namespace
+
+std::string check_checkpoint(std::string_view bytes) {
+  if (bytes.empty()) return "";
+  const bool verify = (static_cast<unsigned char>(bytes[0]) & 1) != 0;
+  CheckpointFiles in;
+  size_t at = 1;
+  const size_t manifest_length = length_at(bytes, at);
+  in.manifest = std::string(bytes.substr(std::min(at + 4, bytes.size()), manifest_length));
+  at += 4 + manifest_length;
+  while (at < bytes.size()) {
+    const size_t name_length = std::min<size_t>(static_cast<unsigned char>(bytes[at]), bytes.size() - at - 1);
+    const std::string name(bytes.substr(at + 1, name_length));
+    at += 1 + name_length;
+    const size_t data_length = length_at(bytes, at);
+    in.arrays[name] = std::string(bytes.substr(std::min(at + 4, bytes.size()), data_length));
+    at += 4 + data_length;
+  }
+  const CheckpointRead r = parse_files(in, verify);
+  if (!r.ok()) {
+    if (auto e = one_line(r.error); !e.empty()) return e;
+    return r.error.rfind("checkpoint.json: ", 0) == 0 ? "" : "the error does not name the manifest: " + r.error;
+  }
+  const Checkpoint& c = r.checkpoint;
+  if (auto e = check_learn_state(c.state); !e.empty()) return "an accepted state is not at a safe point: " + e;
+  if (auto e = one_line(safe_point_name(c.state)); !e.empty()) return "the safe point's name: " + e;
+  const CheckpointFiles once = serialise_checkpoint(c.state, c.match, c.provenance);
+  const CheckpointRead back = parse_files(once, true);
+  if (!back.ok()) return "the writer's checkpoint does not read back: " + back.error;
+  const CheckpointFiles twice = serialise_checkpoint(back.checkpoint.state, back.checkpoint.match, back.checkpoint.provenance);
+  if (twice.manifest != once.manifest) return "round trip changes the manifest";
+  if (twice.arrays != once.arrays) return "round trip changes the arrays";
+  return "";
 }
 
 }  // namespace mha::fuzz

@@ -12,8 +12,11 @@
 
 namespace mha::fuzz {
 
-// The .npy reader (parse_npy). An accepted file holds exactly the values its
-// shape needs and, for the dtypes the tool writes, round-trips bit for bit.
+// The .npy readers: parse_npy, and NpyReader (the header from a file's first
+// bytes, the data in blocks with pread: the reader of --x/--y datasets) on the
+// same bytes as a memfd, which must give the same error or the same values.
+// An accepted file holds exactly the values its shape needs and, for the
+// dtypes the tool writes, round-trips bit for bit.
 std::string check_npy(std::string_view bytes);
 
 // The instance reader (instance_from_json_text). An accepted instance is valid
@@ -33,5 +36,15 @@ std::string check_import(std::string_view bytes);
 // Accepted inputs get finite outputs or an explicit failure naming a sample of
 // the batch, every sample before it answered.
 std::string check_forward_x(std::string_view bytes);
+
+// The learner's checkpoint reader (parse_checkpoint, learn/checkpoint.hpp).
+// Layout: byte 0 bit 0 = check that each array file's bytes have the CRC-64
+// its name says (0: skip it, so mutated arrays reach the .npy reader); bytes
+// 1..4 = the manifest's length (little-endian uint32, clipped to what is
+// left); the manifest; then array files, each a name length (1 byte), the
+// name, a data length (little-endian uint32, clipped) and the data. A refusal
+// is one line naming the manifest; an accepted checkpoint is a state a run can
+// stand at, and what the writer makes of it reads back and writes the same bytes.
+std::string check_checkpoint(std::string_view bytes);
 
 }  // namespace mha::fuzz

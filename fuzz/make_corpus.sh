@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the seed corpora fuzz/corpus/<harness>/: small valid files made
-# by the tool (generate, hard, sample) and by numpy (np.save, every
+# by the tool (generate, hard, sample, learn --checkpoint) and by numpy (np.save, every
 # dtype and format version the reader takes, plus near misses it rejects).
 # Needs build/release/mhalearn (or $MHALEARN) and python3-numpy ($PYTHON,
 # default /usr/bin/python3, the Debian interpreter that has it).
@@ -12,7 +12,7 @@ out=fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
-mkdir -p "$out"/{npy,instance_json,import,forward_x}
+mkdir -p "$out"/{npy,instance_json,import,forward_x,checkpoint}
 
 # Instances made by the tool (d = 4 and 8 match fuzz_forward_x's instances).
 "$tool" generate --d 4 --k 2 --m 1 --seed 1 -o "$out/instance_json/generate_d4_m1.json" >/dev/null
@@ -32,6 +32,42 @@ cp "$tmp/Xg.npy" "$out/npy/tool_x_float64.npy"
 printf '\001' | cat - "$tmp/Xb.npy" >"$out/forward_x/tool_int8_d8"
 printf '\000' | cat - "$tmp/Xg.npy" >"$out/forward_x/tool_float64_d4"
 printf '\002' | cat - "$tmp/Xg.npy" >"$out/forward_x/tool_float64_d4_huge_weights"
+
+# fuzz_checkpoint: the checkpoints learn writes at each safe point of a small
+# run ((6,2,2): one round, stage 3 then finds too few events), and one under
+# the hull oracle (a round without a body), packed as check_checkpoint reads
+# them (fuzz/checks.hpp).
+"$tool" generate --d 6 --k 2 --m 2 --scale 3 --seed 1 -o "$tmp/c.json" >/dev/null
+budgets=(--stage1-samples 5000 --crude-sculpt-samples 20000 --sculpt-samples 20000 --final-sculpt-samples 20000 --constraints 12
+         --margin-samples 200000 --net-tuples 50 --rounds 2 --test-samples 100 --threads 1)
+for n in 1 2 3 4 5 6 7; do
+  MHALEARN_STOP_AT_SAFE_POINT=$n "$tool" learn "$tmp/c.json" "${budgets[@]}" --checkpoint "$tmp/ck$n" \
+    >/dev/null 2>&1 || [ $? -eq 5 ]
+done
+MHALEARN_STOP_AT_SAFE_POINT=2 "$tool" learn "$tmp/c.json" "${budgets[@]}" --oracle hull --checkpoint "$tmp/ckh" \
+  >/dev/null 2>&1 || [ $? -eq 5 ]
+"${PYTHON:-/usr/bin/python3}" - "$tmp" "$out/checkpoint" <<'PY'
+import json, os, struct, sys
+tmp, out = sys.argv[1:]
+
+def pack(folder, verify):
+    with open(os.path.join(folder, "checkpoint.json"), "rb") as f:
+        manifest = f.read()
+    blob = bytes([verify]) + struct.pack("<I", len(manifest)) + manifest
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".npy")):
+        with open(os.path.join(folder, name), "rb") as f:
+            data = f.read()
+        blob += bytes([len(name)]) + name.encode() + struct.pack("<I", len(data)) + data
+    return blob
+
+for folder in sorted(n for n in os.listdir(tmp) if n.startswith("ck")):
+    with open(os.path.join(tmp, folder, "checkpoint.json")) as f:
+        state = json.load(f)["state"]
+    name = f"tool_{folder}_{state['next']}_round{state['round']}"
+    for verify in (1, 0) if folder in ("ck2", "ck6") else (1,):
+        with open(os.path.join(out, name + ("" if verify else "_unchecked_names")), "wb") as f:
+            f.write(pack(os.path.join(tmp, folder), verify))
+PY
 
 "${PYTHON:-/usr/bin/python3}" - "$out" <<'PY'
 import io, struct, sys

@@ -146,6 +146,7 @@ void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, 
     cert.verdict = RowVerdict::certified;
     cert.v = q.v;
     cert.delta = delta * (1 + kRoundedToDouble);
+    cert.partners = all_partners(k, a);
     for (const SlabConstraint& s : slabs_of(x, a, cert)) {
       if (!std::isfinite(s.eta)) continue;  // δ ≥ min(v̂_j, v̂_a): no slab
       slab_checked = true;

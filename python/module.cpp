@@ -267,6 +267,13 @@ void set_learn_option(LearnOptions& o, const std::string& name, py::handle value
   else if (name == "reference_max_unknowns") o.reference_max_unknowns = value.cast<int>();
   else if (name == "polish") o.polish = value.cast<bool>();
   else if (name == "reference") o.reference = value.cast<bool>();
+  else if (name == "final_sculpt_samples") o.final_sculpt_samples = value.cast<int64_t>();
+  else if (name == "variant") {
+    const std::string v = value.cast<std::string>();
+    if (v == "paper") o.variant = LearnVariant::paper;
+    else if (v == "extended") o.variant = LearnVariant::extended;
+    else bad_input("learn: variant must be 'paper' or 'extended', got '" + v + "'");
+  }
   else if (name == "oracle") {
     if (auto e = parse_oracle_stages(value.cast<std::string>(), o.oracle); !e.empty()) bad_input("learn: oracle: " + e);
   }
@@ -306,6 +313,7 @@ LearnOptions learn_options(const py::dict& kw) {
   range("validation_samples", double(o.validation_samples), 1, double(int64_t{1} << 28));
   range("test_samples", double(o.test_samples), 0, double(int64_t{1} << 28));
   range("reference_max_unknowns", o.reference_max_unknowns, 1, 1 << 20);
+  range("final_sculpt_samples", double(o.final_sculpt_samples), -1, double(int64_t{1} << 40));
   return o;
 }
 

@@ -1,37 +1,48 @@
 #!/usr/bin/env python3
-"""Which stage of the paper's learner limits its error: runs with oracle stages.
+"""Which stage of the paper's learner limits its error, and why: runs with oracle stages.
 
-For each configuration (d, k, m, logit scale, seed) this generates the instance
-and runs the paper's stages (no polishing, no reference paths) five times:
-  full      every stage as the learner runs it
-  stage1    stage 1's Ŵ replaced by the exact W_Σ (round 0 then uses the lemma's widths)
-  stage3    stage 3's refinement replaced by the exact W_Σ
-  stage1,3  both
-  hull      stages 2, 4 and 5 replaced by the true affine hull (stage 6 alone)
-and reads each run's report: the error before polishing (max relative Θ / W
-error after the best head permutation), each stage's own error against the
-truth (stage 1 and 3: ‖Ŵ − W_Σ‖_F/‖W_Σ‖_F next to the stage's own standard
-error; stages 2/4: the sculpted body's hull error), samples and seconds.
+For each configuration (d, k, m, logit scale, seed) this generates the instance and
+runs the paper's stages (no polishing, no reference paths) in both variants
+(`--variant paper` and `--variant extended`, src/learn/learner.hpp). When the
+extended run misses the target it runs two more, replacing stages by the truth
+with `--oracle` (src/learn/learner.hpp, OracleStages):
+  exactw    stages 1 and 3 return the exact W_Σ
+  hull      stages 2, 4 and 5 return the true affine hull (stage 6 alone)
+and reads every run's report: the error before polishing (max relative Θ / W
+error after the best head permutation) and each stage's own error beside what
+its lemma promises for the samples it used:
+  stage 3     ‖Ŵ − W_Σ‖/‖W_Σ‖ against its standard error and the margin lemma's
+              per-event bias bound 2(k−1)e^{−M} (M the margin threshold used);
+  body (2/4/5) the hull error against the certification lemma's typical and
+              worst-case distance (SculptReport, proofs/certification.md, "The
+              hull from the body"), and whether any true head left a slab;
+  stage 6     the error on the true hull.
 
-The verdict names the first stage whose replacement by the truth brings the
-error under the target (1e−3 unless --target): if even the true hull leaves
-the error above it, stage 6 (net and W fit) is the limit; otherwise, if the
-full run is above it and exact W_Σ (stage 1, stage 3 or both) brings it under,
-that W_Σ estimate; otherwise the sculpted body (stages 2/4/5).
+The first failing stage: stage 6 if even the true hull leaves the error above
+the target; else stage 3 (W_Σ) if the exact W_Σ brings it under; else the body.
+The cause: an assumption of a lemma violated (a true head outside a slab, σ_min(C)
+below its assumed bound), or the samples (the body's error falls with the samples
+at the rate measured in docs/diagnosis.md: ∝ 1/S for m = 2, ∝ 1/√S for m ≥ 3; the
+projected budget for the target is given), or neither — the code — when an error is
+far above its lemma's prediction with every assumption holding.
 
-Usage: scripts/diagnose.py --tool build/release/mhalearn --configs 16,2,2,6,1 [16,2,2,6,2 ...]
-                           [--threads 2] [--target 1e-3] [--out docs/diagnosis.md] [--runs docs/diagnosis]
-Standard library only. Each run's command line, stdout and report go to the --runs folder.
+Usage: scripts/diagnose.py --tool build/release/mhalearn [--grid | --configs 16,2,2,6,1 ...]
+                           [--threads 2] [--target 1e-3] [--reuse]
+                           [--out docs/diagnosis.md] [--runs docs/diagnosis]
+--grid is the issue's grid: (8,2,2), (16,2,2), (32,2,2), (64,2,2), (16,3,2),
+(16,4,2), (16,2,3), (16,2,4) at logit scales 3 and 6, instance seeds 1–3.
+--reuse keeps every report already in --runs (runs are added, never repeated).
+Standard library only. Each run's command line and output go to its .log in --runs.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 import time
 
-VARIANTS = [("full", None), ("stage1", "stage1"), ("stage3", "stage3"), ("stage1,3", "stage1,stage3"),
-            ("hull", "hull")]
+GRID_SHAPES = [(8, 2, 2), (16, 2, 2), (32, 2, 2), (64, 2, 2), (16, 3, 2), (16, 4, 2), (16, 2, 3), (16, 2, 4)]
 
 
 def run(cmd, log):
@@ -43,128 +54,203 @@ def run(cmd, log):
     return status, time.time() - start
 
 
-def stage_errors(report):
-    """Own errors of stages 1, 3 (W_Σ, with their standard errors) and 2/4 (hull), in run order."""
-    out = {"1": [], "3": [], "hull": []}
-    for s in report.get("stages", []):
-        if s.get("oracle"):
-            continue
-        if s["stage"] == "1" and "w_sum_rel_error" in s:
-            out["1"].append((s["w_sum_rel_error"], s.get("standard_error_rel")))
-        elif s["stage"] == "3" and "w_sum_rel_error" in s:
-            out["3"].append((s["w_sum_rel_error"], s.get("relative_standard_error")))
-        elif s["stage"] in ("2", "4") and "hull_error" in s:
-            out["hull"].append(s["hull_error"])
-    return out
-
-
 def fmt(x):
     return "–" if x is None else f"{x:.1e}"
 
 
-def verdict(errors, target):
-    def ok(name):
-        e = errors.get(name)
-        return e is not None and e <= target
-    if errors.get("hull") is None:
-        return "stage 6 (the net could not run on the true hull)"
-    if not ok("hull"):
-        return f"stage 6: {fmt(errors['hull'])} on the true hull"
-    if ok("full"):
-        return "none"
-    for name, label in (("stage1", "stage 1 (crude Ŵ)"), ("stage3", "stage 3 (refined Ŵ)"),
-                        ("stage1,3", "W_Σ estimates (stages 1 and 3 together)")):
-        if ok(name):
-            return label
-    return "stages 2/4/5 (the sculpted body): exact W_Σ does not bring it under the target"
+def error_of(report, key="errors_before_polish"):
+    e = report.get(key)
+    return max(e["theta_max_rel"], e["w_max_rel"]) if e else None
+
+
+def stages_of(report, name):
+    return [s for s in report.get("stages", []) if s["stage"] == name and not s.get("oracle") and "reference" not in s]
+
+
+def selected(report, name):
+    """The record of stage `name` in the selected round (the body the layer came from)."""
+    best = report.get("best_round", -1)
+    rows = [s for s in stages_of(report, name) if s.get("round") == best]
+    return rows[-1] if rows else None
+
+
+def last_margin(report, before_round):
+    rows = [s for s in stages_of(report, "3") if s.get("round", -1) < before_round]
+    return rows[-1] if rows else None
+
+
+def own_errors(report, k):
+    """Each stage's own error and its lemma's prediction, for the selected round."""
+    out = {}
+    body = selected(report, "4") or selected(report, "2")
+    if body:
+        out["body"] = {"error": body.get("hull_error"), "typical": body.get("hull_error_typical"),
+                       "bound": body.get("hull_error_bound"), "violation": body.get("theta_max_violation", 0),
+                       "sigma_violated": body.get("sigma_assumption_violated", 0), "samples": body["samples"],
+                       "widths": body.get("widths"), "round": body.get("round")}
+        s3 = last_margin(report, body.get("round", 0))
+        if s3 and "w_sum_rel_error" in s3:
+            out["stage3"] = {"error": s3["w_sum_rel_error"], "se": s3.get("relative_standard_error"),
+                             "bias": 2 * (k - 1) * math.exp(-s3["threshold"]), "threshold": s3["threshold"],
+                             "not_large": s3.get("true_not_large_margin")}
+    net = selected(report, "6")
+    if net:
+        out["net"] = {"error": max(net.get("theta_max_rel", 0), net.get("w_max_rel", 0)),
+                      "resolution": net.get("final_resolution")}
+    return out
+
+
+def body_rate(m):
+    """The body's error falls as S^(−1/D): D = 1 for m = 2, D = 2 for m ≥ 3 (docs/diagnosis.md)."""
+    return 1 if m == 2 else 2
+
+
+def diagnose(row, target):
+    """(first failing stage, its error, the lemma's prediction, cause, projected samples)."""
+    e = row["errors"]
+    full = e.get("extended")
+    if full is not None and full <= target:
+        return "none", fmt(full), "", "", ""
+    own = row["own"].get("extended", {})
+    hull = e.get("hull")
+    if hull is not None and hull > target:
+        net = row["own"].get("hull", {}).get("net", {})
+        return ("6 (net, W fit)", fmt(hull), f"resolution {fmt(net.get('resolution'))}",
+                "the net on the true hull misses the target", "")
+    exactw = e.get("exactw")
+    if exactw is not None and exactw <= target:
+        s3 = own.get("stage3", {})
+        pred = f"SE {fmt(s3.get('se'))}, bias ≤ {fmt(s3.get('bias'))} (M = {s3.get('threshold', 0):.1f})"
+        return "3 (W_Σ)", fmt(s3.get("error")), pred, "samples: the margin's bias e^−M (raise M with more samples)", ""
+    body = own.get("body")
+    if not body:
+        return "2/4/5 (body)", fmt(full), "", "no body was sculpted (see the log)", ""
+    pred = f"typical {fmt(body['typical'])}, bound {fmt(body['bound'])}"
+    if body["violation"] and body["violation"] > 0:
+        cause = f"assumption: a true head {fmt(body['violation'])} outside a slab"
+    elif body["sigma_violated"]:
+        cause = f"samples (σ_min(C) assumption failed on {body['sigma_violated']} rows, no slab violated)"
+    elif body["bound"] is not None and body["error"] is not None and body["error"] > body["bound"]:
+        cause = "code: the hull error exceeds the lemma's worst case with no assumption violated"
+    else:
+        cause = "samples: within the lemma's bound; more slabs or smaller residuals needed"
+    need = ""
+    if body["error"] and body["samples"]:
+        need = f"{body['samples'] * (body['error'] / target) ** body_rate(row['config'][2]):.1e}"
+    return "2/4/5 (body)", fmt(body["error"]), pred, cause, need
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tool", required=True)
-    parser.add_argument("--configs", nargs="+", required=True, help="d,k,m,scale,seed")
+    parser.add_argument("--configs", nargs="+", default=[], help="d,k,m,scale,seed")
+    parser.add_argument("--grid", action="store_true", help="the issue's grid (see the docstring)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--target", type=float, default=1e-3)
+    parser.add_argument("--reuse", action="store_true", help="keep the reports already in --runs")
     parser.add_argument("--out", default="docs/diagnosis.md")
     parser.add_argument("--runs", default="docs/diagnosis")
-    parser.add_argument("--max-seconds", type=float, default=600, help="each run's --max-seconds")
     args = parser.parse_args()
+    configs = [tuple(int(x) if i != 3 else x for i, x in enumerate(c.split(","))) for c in args.configs]
+    if args.grid:
+        configs += [(d, k, m, str(scale), seed) for (d, k, m) in GRID_SHAPES for scale in (3, 6) for seed in (1, 2, 3)]
     os.makedirs(args.runs, exist_ok=True)
-
-    rows = []
-    for config in args.configs:
-        d, k, m, scale, seed = config.split(",")
-        name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
-        inst = os.path.join(args.runs, name + ".json")
-        subprocess.run([args.tool, "generate", "--d", d, "--k", k, "--m", m, "--scale", scale, "--seed", seed,
-                        "-o", inst], check=True, stdout=subprocess.DEVNULL)
-        errors, own, seconds, samples, commands = {}, {}, {}, {}, {}
-        for label, oracle in VARIANTS:
-            report = os.path.join(args.runs, f"{name}_{label.replace(',', '_')}.report.json")
-            cmd = [args.tool, "learn", inst, "--threads", str(args.threads), "--no-polish", "--no-reference",
-                   "--max-seconds", str(args.max_seconds), "--report", report]
-            if oracle:
-                cmd += ["--oracle", oracle]
-            status, wall = run(cmd, report.replace(".report.json", ".log"))
-            commands[label] = " ".join(cmd)
-            rep = json.load(open(report)) if os.path.exists(report) else {}
-            e = rep.get("errors_before_polish")
-            errors[label] = max(e["theta_max_rel"], e["w_max_rel"]) if e else None
-            own[label] = stage_errors(rep)
-            seconds[label], samples[label] = wall, rep.get("samples_paper_stages")
-            print(f"{name} {label}: exit {status}, error {fmt(errors[label])}, {wall:.0f} s", file=sys.stderr)
-        rows.append({"name": name, "config": (d, k, m, scale, seed), "errors": errors, "own": own,
-                     "seconds": seconds, "samples": samples, "verdict": verdict(errors, args.target),
-                     "commands": commands})
+    rows = [diagnose_config(args, c) for c in configs]
     json.dump(rows, open(os.path.join(args.runs, "summary.json"), "w"), indent=1)
     write_page(args, rows)
 
 
+def learn_run(args, name, inst, label, extra):
+    report = os.path.join(args.runs, f"{name}_{label}.report.json")
+    log = report.replace(".report.json", ".log")
+    cmd = [args.tool, "learn", inst, "--threads", str(args.threads), "--no-polish", "--no-reference",
+           "--report", report] + extra
+    if not (args.reuse and os.path.exists(report)):
+        status, wall = run(cmd, log)
+        print(f"{name} {label}: exit {status}, {wall:.0f} s", file=sys.stderr)
+    rep = json.load(open(report)) if os.path.exists(report) else {}
+    return rep, os.path.relpath(log, os.path.dirname(args.out) or ".")
+
+
+def diagnose_config(args, config):
+    d, k, m, scale, seed = config
+    name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
+    inst = os.path.join(args.runs, name + ".json")
+    if not (args.reuse and os.path.exists(inst)):
+        subprocess.run([args.tool, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", scale,
+                        "--seed", str(seed), "-o", inst], check=True, stdout=subprocess.DEVNULL)
+    row = {"name": name, "config": config, "errors": {}, "own": {}, "seconds": {}, "samples": {}, "logs": {}}
+    plan = [("extended", ["--variant", "extended"]), ("paper", ["--variant", "paper"])]
+    for label, extra in plan:
+        record(row, label, *learn_run(args, name, inst, label, extra), k)
+    if row["errors"]["extended"] is None or row["errors"]["extended"] > args.target:
+        for label, oracle in (("exactw", "stage1,stage3"), ("hull", "hull")):
+            record(row, label, *learn_run(args, name, inst, label, ["--oracle", oracle]), k)
+    row["verdict"] = diagnose(row, args.target)
+    return row
+
+
+def record(row, label, report, log, k):
+    row["errors"][label] = error_of(report)
+    row["own"][label] = own_errors(report, k)
+    row["seconds"][label] = report.get("seconds")
+    row["samples"][label] = report.get("samples_paper_stages")
+    row["logs"][label] = log
+
+
 def write_page(args, rows):
+    grid = "--grid" if args.grid else "--configs " + " ".join(args.configs)
     lines = [
-        "# Where the paper's stages lose accuracy: runs with oracle stages",
+        "# Where the paper's stages lose accuracy, and why",
         "",
         "Produced by",
         "",
         "```sh",
-        "python3 scripts/diagnose.py --tool build/release/mhalearn --configs " + " ".join(args.configs),
+        f"python3 scripts/diagnose.py --tool build/release/mhalearn {grid}",
         "```",
         "",
-        f"(per-run commands, logs and reports in `{args.runs}/`). Each configuration is learned five times with "
-        "`mhalearn learn --no-polish --no-reference`, replacing stages by the truth with `--oracle` "
-        "(src/learn/learner.hpp, `OracleStages`): *full* (no oracle), exact W_Σ in place of stage 1, of stage 3, "
-        "of both, and the true affine hull in place of stages 2, 4 and 5. Errors are the paper's stages' "
-        "max(Θ, W) relative error after the best head permutation, before polishing. The verdict names the "
-        f"first stage whose replacement brings the error under {args.target:g} (scripts/diagnose.py says how).",
+        f"Every run is `mhalearn learn INSTANCE --threads {args.threads} --no-polish --no-reference` with the options "
+        "its log's first line shows (logs, JSON reports and instances in "
+        f"`{os.path.relpath(args.runs, os.path.dirname(args.out) or '.')}/`). Errors are max(Θ, W) relative errors "
+        "after the best head permutation, before polishing. Both variants run on every instance; when the extended "
+        f"one misses {args.target:g}, two more runs replace stages by the truth (`--oracle stage1,stage3`: exact W_Σ; "
+        "`--oracle hull`: the true affine hull, stage 6 alone). scripts/diagnose.py's docstring says how the first "
+        "failing stage, its lemma's prediction and the cause are read off the reports.",
         "",
-        "| (d,k,m), scale, seed | full | exact W_Σ for stage 1 | for stage 3 | for both | true hull | limiting stage |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| (d,k,m), scale, seed | paper | extended | first failing stage | its error | its lemma's prediction | cause | "
+        f"projected samples for {args.target:g} | extended: samples, s | logs |",
+        "|---|---:|---:|---|---:|---|---|---:|---:|---|",
     ]
     for r in rows:
-        e = r["errors"]
         d, k, m, scale, seed = r["config"]
-        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(e['full'])} | {fmt(e['stage1'])} | {fmt(e['stage3'])} | "
-                     f"{fmt(e['stage1,3'])} | {fmt(e['hull'])} | {r['verdict']} |")
+        stage, err, pred, cause, need = r["verdict"]
+        logs = ", ".join(f"[{label}]({log})" for label, log in r["logs"].items())
+        secs = r["seconds"].get("extended")
+        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(r['errors'].get('paper'))} | "
+                     f"{fmt(r['errors'].get('extended'))} | {stage} | {err} | {pred} | {cause} | {need} | "
+                     f"{fmt(r['samples'].get('extended'))}, {secs:.0f} | {logs} |" if secs is not None else
+                     f"| ({d},{k},{m}), {scale}, {seed} | {fmt(r['errors'].get('paper'))} | – | run failed | | | | | | {logs} |")
     lines += [
         "",
-        "## Each stage's own error in the full run",
+        "## Each stage's own error in the extended run",
         "",
-        "Stage 1 and 3: ‖Ŵ − W_Σ‖_F/‖W_Σ‖_F (true) beside the stage's own relative standard error; "
-        "stages 2/4: the sculpted body's hull error against the true hull, per round.",
+        "The selected round's body and the stage-3 estimate it was sculpted with. Stage 3: ‖Ŵ − W_Σ‖_F/‖W_Σ‖_F "
+        "against its standard error (SE) and the margin lemma's per-event bias bound 2(k−1)e^{−M}; "
+        "body: the hull error against the certification lemma's typical and worst-case prediction "
+        "(divided by ‖x0‖); stage 6: the error of the net's layer on that body, and on the true hull.",
         "",
-        "| (d,k,m), scale, seed | stage 1: true (SE) | stage 3 per round: true (SE) | hull error per round (2, then 4) | "
-        "hull error with exact W_Σ | samples, full | seconds, full |",
-        "|---|---|---|---|---|---:|---:|",
+        "| (d,k,m), scale, seed | stage 3: true (SE; bias bound) | body: hull error (typical; bound) | "
+        "body samples | stage 6 on the body | stage 6 on the true hull | exact W_Σ |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         d, k, m, scale, seed = r["config"]
-        own = r["own"]["full"]
-        s1 = "; ".join(f"{fmt(t)} ({fmt(se)})" for t, se in own["1"]) or "–"
-        s3 = "; ".join(f"{fmt(t)} ({fmt(se)})" for t, se in own["3"]) or "–"
-        hull = ", ".join(fmt(h) for h in own["hull"]) or "–"
-        hull_exact = ", ".join(fmt(h) for h in r["own"]["stage1,3"]["hull"]) or "–"
-        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {s1} | {s3} | {hull} | {hull_exact} | "
-                     f"{r['samples']['full'] or '–'} | {r['seconds']['full']:.0f} |")
+        own = r["own"].get("extended", {})
+        s3, body, net = own.get("stage3", {}), own.get("body", {}), own.get("net", {})
+        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(s3.get('error'))} ({fmt(s3.get('se'))}; "
+                     f"{fmt(s3.get('bias'))}) | {fmt(body.get('error'))} ({fmt(body.get('typical'))}; "
+                     f"{fmt(body.get('bound'))}) | {fmt(body.get('samples'))} | {fmt(net.get('error'))} | "
+                     f"{fmt(r['errors'].get('hull'))} | {fmt(r['errors'].get('exactw'))} |")
     lines.append("")
     with open(args.out + ".tmp", "w") as f:
         f.write("\n".join(lines))

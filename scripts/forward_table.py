@@ -315,6 +315,15 @@ def main():
         "(`forward_mpfr_batch`, 200 bits), shown for scale only.",
         "",
         *included_section("Polishing", "polish.md"),
+        *included_section("Stage 6 for more heads", "net.md"),
+        "## Datasets bigger than memory",
+        "",
+        "Peak RSS and throughput of `sample` writing 10⁸ samples at (16,2,2) (28.8 GB of",
+        "files), of `stage1` reading all of them and of `learn` reading most, each next",
+        "to the bound on peak RSS that holds whatever the number of samples, with the",
+        "formula, its derivation and the commands:",
+        "[bench/streaming.md](bench/streaming.md).",
+        "",
     ]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

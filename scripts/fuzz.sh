@@ -5,7 +5,7 @@
 # harness finds a crash, a sanitizer report, a leak, a timeout or a failed
 # invariant (its reproducer is left in build/fuzz/findings/<harness>/).
 # Each harness runs in-process, one at a time (no -jobs/-workers).
-#   scripts/fuzz.sh [seconds] [harness ...]    (harnesses: npy instance_json import forward_x; default all)
+#   scripts/fuzz.sh [seconds] [harness ...]    (harnesses: npy instance_json import forward_x checkpoint; default all)
 # MHALEARN_FUZZ_JOBS sets the build's parallel jobs (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,7 @@ harnesses=(
   "instance_json  instance_json  json.dict  16384"
   "import         import         npy.dict   8192"
   "forward_x      forward_x      npy.dict   4096"
+  "checkpoint     checkpoint     checkpoint.dict  32768"
 )
 
 status=0

@@ -9,6 +9,10 @@ packages=(
   catch2 librapidcheck-dev nlohmann-json3-dev libcli11-dev librandom123-dev
   libcgal-dev coinor-libclp-dev libbenchmark-dev libomp-dev
   gnuplot-nox python3
+  # MPI for `mpirun -np N mhalearn learn` (stage 6 shared between ranks) and its test.
+  openmpi-bin libopenmpi-dev
+  # GNU time: the peak RSS of a child (tests/cli/bounded_rss.py, bench/streaming.sh).
+  time
   # The sanitizer build (clang) and scripts/fuzz.sh (libFuzzer harnesses).
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   # The Python module (python/, scripts/test-python.sh): pybind11, numpy,

@@ -37,6 +37,7 @@ def learn(source, y=None, m=None, *, seed=1, **options):
     stage1_samples, rounds, sculpt_samples, crude_sculpt_samples, constraints,
     margin_samples, accept_fraction, radius, net_tuples, validation_samples,
     test_samples, reference_max_unknowns, polish (bool), reference (bool),
+    variant ("paper" or "extended", the default), final_sculpt_samples,
     oracle ("stage1,hull,stage3,stage6" or a subset: those stages' products
     taken from the truth, instances only).
     Returns (learned Instance, report dict); the report has the CLI's --report

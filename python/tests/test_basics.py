@@ -160,3 +160,14 @@ def test_learn_with_oracle_stages_marks_them_and_refuses_arrays():
     X, Y = mhalearn.sample(inst, 100, seed=1)
     with pytest.raises(ValueError, match="oracle needs the true instance"):
         mhalearn.learn(X, Y, 2, oracle="stage1")
+
+
+def test_learn_variants_are_named_in_the_report():
+    inst = mhalearn.generate(10, 2, 2, scale=3, seed=2)
+    for variant in ("paper", "extended"):
+        _, report = mhalearn.learn(inst, variant=variant, polish=False, reference=False, sculpt_samples=200000,
+                                   final_sculpt_samples=-1, test_samples=1000, threads=2)
+        assert report["variant"] == variant
+        assert "rows" in report["variant_choices"]
+    with pytest.raises(ValueError, match="variant must be 'paper' or 'extended'"):
+        mhalearn.learn(inst, variant="fast")

@@ -1,14 +1,18 @@
-// sample, forward: datasets as .npy (X int8 or float64 (N,k,d), Y float64 (N,k,d)).
+// sample, forward: datasets as .npy (X int8 or float64 (N,k,d), Y float64 (N,k,d)),
+// read and written block by block, so that memory does not grow with N.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "data/atomic_file.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
 #include "data/oracle.hpp"
 #include "model/forward_reference.hpp"
 #include "numeric/precision.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -25,6 +29,67 @@ std::string write_sidecar(const std::string& npy_path, const json& provenance) {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// sample and forward hold one block of samples at a time: as many as have
+// kBlockLabelBytes of labels (float64 (count, k, d)), at least one. Their
+// outputs do not depend on it (sample n is a function of (seed, n); forward
+// is per sample).
+constexpr int64_t kBlockLabelBytes = int64_t{16} << 20;
+int64_t block_samples(int k, int d) { return std::max<int64_t>(1, kBlockLabelBytes / (int64_t{8} * k * d)); }
+
+// "" when `bytes` more fit on the file system of each path, else one line.
+// Files on one file system (the same free count) need their sum. Best effort:
+// a file system that cannot be asked is not refused, and a later write error
+// is still reported (and leaves no file).
+std::string space_problem(const std::string& what, const std::vector<std::pair<std::string, double>>& files) {
+  std::vector<std::pair<int64_t, double>> need;  // free bytes, bytes needed
+  for (const auto& [path, bytes] : files) {
+    const int64_t free = free_bytes_for(path);
+    if (free < 0) continue;
+    auto it = std::find_if(need.begin(), need.end(), [&](const auto& n) { return n.first == free; });
+    if (it == need.end()) need.emplace_back(free, bytes);
+    else it->second += bytes;
+  }
+  for (const auto& [free, bytes] : need)
+    if (bytes > double(free)) {
+      char text[160];
+      std::snprintf(text, sizeof text, " needs %.1f GB, more than the %.1f GB free on its file system", bytes / 1e9,
+                    double(free) / 1e9);
+      return what + text;
+    }
+  return "";
+}
+
+// Sample i of a Boolean batch as int8 ±1 (C order, k·d values).
+void unpack_pm1(const InputBatch& x, int64_t i, int8_t* out) {
+  const uint64_t* w = x.sample_bits(i);
+  const int wpt = words_per_token(x.d);
+  for (int t = 0; t < x.k; ++t)
+    for (int j = 0; j < x.d; ++j) out[t * x.d + j] = ((w[t * wpt + j / 64] >> (j % 64)) & 1u) ? 1 : -1;
+}
+
+// Writes samples 0..n−1 of the oracle to the two files block by block.
+std::string write_samples(const SampleOracle& oracle, int64_t n, int threads, NpyWriter& xw, NpyWriter& yw) {
+  const int k = oracle.k(), d = oracle.d();
+  const int64_t per = int64_t{k} * d, block = block_samples(k, d);
+  std::vector<int8_t> x8;
+  for (int64_t first = 0; first < n; first += block) {
+    const LabelledBatch b = oracle.draw(static_cast<uint64_t>(first), std::min(block, n - first), threads);
+    if (b.x.kind == InputKind::boolean) {
+      x8.resize(static_cast<size_t>(b.x.count * per));
+      for (int64_t i = 0; i < b.x.count; ++i) unpack_pm1(b.x, i, x8.data() + i * per);
+      if (auto e = xw.append_int8(x8.data(), b.x.count * per); !e.empty()) return e;
+    } else if (auto e = xw.append_float64(b.x.values.data(), b.x.count * per); !e.empty()) {
+      return e;
+    }
+    if (auto e = yw.append_float64(b.y.data(), b.x.count * per); !e.empty()) return e;
+  }
+  // Both flushed before either is renamed: a failed flush leaves neither.
+  if (auto e = xw.finish(); !e.empty()) return e;
+  if (auto e = yw.finish(); !e.empty()) return e;
+  if (auto e = xw.publish(); !e.empty()) return e;
+  return yw.publish();
+}
 }  // namespace
 
 Runner add_sample(CLI::App& app) {
@@ -32,7 +97,8 @@ Runner add_sample(CLI::App& app) {
   struct Args { std::string inst, x, y; int64_t n = 0; uint64_t seed = 1; int threads = default_threads(); bool json = false; };
   auto a = std::make_shared<Args>();
   cmd->add_option("instance", a->inst, "instance file (JSON)")->required();
-  cmd->add_option("--n", a->n, "number of samples")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--n", a->n, "number of samples (written in blocks: memory does not grow with N)")->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--seed", a->seed, "sample seed: sample n is a function of (seed, n)")->capture_default_str();
   cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--x", a->x, "inputs to write: int8 (N,k,d) for Boolean, float64 for Gaussian")->required();
@@ -44,27 +110,17 @@ Runner add_sample(CLI::App& app) {
     const Instance& inst = r.instance;
     if (auto e = oracle_problem(inst); !e.empty()) return fail("sample", kExitFastPathOverflow, a->inst + ": " + e);
     const int k = inst.k, d = inst.d();
-    const double bytes = double(a->n) * k * d * (inst.inputs == InputKind::boolean ? 9.0 : 16.0);
-    if (bytes > kMaxDatasetBytes)
-      return fail("sample", kExitBadInput, "--n " + std::to_string(a->n) + " needs " + std::to_string(bytes / 1e9) +
-                  " GB for X and Y, more than the 8 GiB limit");
+    const bool boolean = inst.inputs == InputKind::boolean;
+    const double values = double(a->n) * k * d;
+    if (auto e = space_problem("--n " + std::to_string(a->n) + " (X and Y together)",
+                               {{a->x, values * (boolean ? 1.0 : 8.0)}, {a->y, values * 8.0}});
+        !e.empty())
+      return fail("sample", kExitBadInput, e);
     const auto t0 = std::chrono::steady_clock::now();
     SampleOracle oracle(inst, a->seed);
-    const LabelledBatch batch = oracle.draw(0, a->n, a->threads);
     const std::vector<int64_t> shape = {a->n, k, d};
-    std::string err;
-    if (inst.inputs == InputKind::boolean) {
-      std::vector<int8_t> x(static_cast<size_t>(a->n) * k * d);
-      for (int64_t i = 0; i < a->n; ++i) {
-        const MatD s = batch.x.sample(i);
-        for (int t = 0; t < k; ++t)
-          for (int j = 0; j < d; ++j) x[(i * k + t) * d + j] = static_cast<int8_t>(s(t, j));
-      }
-      err = write_npy_int8(a->x, shape, x.data());
-    } else {
-      err = write_npy_float64(a->x, shape, batch.x.values.data());
-    }
-    if (err.empty()) err = write_npy_float64(a->y, shape, batch.y.data());
+    NpyWriter xw(a->x, shape, boolean ? NpyDtype::int8 : NpyDtype::float64), yw(a->y, shape, NpyDtype::float64);
+    std::string err = write_samples(oracle, a->n, a->threads, xw, yw);
     json options = {{"instance", a->inst}, {"n", a->n}, {"seed", a->seed}};
     json prov = make_provenance("sample", options);
     prov["seed"] = a->seed;
@@ -82,12 +138,33 @@ Runner add_sample(CLI::App& app) {
   };
 }
 
+namespace {
+// Inputs first .. first+count−1 of X.npy as a batch, checked as check_inputs_array does; throws DatasetError.
+InputBatch read_inputs(const NpyReader& x, int64_t first, int64_t count, int d) {
+  const int k = static_cast<int>(x.header().shape[1]);
+  const int64_t per = int64_t{k} * d;
+  auto check = [&](const std::string& e) {
+    if (!e.empty()) throw DatasetError(x.name() + ": " + e);
+  };
+  if (x.header().dtype == NpyDtype::int8) {
+    std::vector<int8_t> v(static_cast<size_t>(count * per));
+    if (auto e = x.read_int8(first * per, count * per, v.data()); !e.empty()) throw DatasetError(e);
+    check(check_inputs_block(v.data(), count * per, first * per));
+    return boolean_batch_from_values(v, count, k, d);
+  }
+  std::vector<double> v(static_cast<size_t>(count * per));
+  if (auto e = x.read_float64(first * per, count * per, v.data()); !e.empty()) throw DatasetError(e);
+  check(check_inputs_block(v.data(), count * per, first * per));
+  return dense_batch_from_values(std::move(v), count, k, d);
+}
+}  // namespace
+
 Runner add_forward(CLI::App& app) {
   auto* cmd = app.add_subcommand("forward", "Evaluate F(X) of an instance on inputs from a .npy file");
   struct Args { std::string inst, x, out, path = "fast"; unsigned precision = kDefaultPrecisionBits; int threads = default_threads(); bool json = false; };
   auto a = std::make_shared<Args>();
   cmd->add_option("instance", a->inst, "instance file (JSON)")->required();
-  cmd->add_option("--x", a->x, "inputs: int8 ±1 or float64, shape (N,k,d)")->required();
+  cmd->add_option("--x", a->x, "inputs: int8 ±1 or float64, shape (N,k,d); read and written in blocks")->required();
   cmd->add_option("--path", a->path, "fast (double) or reference (MPFR)")->capture_default_str()->check(CLI::IsMember({"fast", "reference"}));
   cmd->add_option("--precision", a->precision, "MPFR bits for --path reference")->capture_default_str()
       ->check(CLI::Range(kMinPrecisionBits, kMaxPrecisionBits));
@@ -98,25 +175,38 @@ Runner add_forward(CLI::App& app) {
     InstanceReadResult r = read_instance(a->inst);
     if (!r.ok) return fail("forward", kExitBadInput, r.error);
     const Instance& inst = r.instance;
-    NpyResult xr = read_npy(a->x);
-    if (!xr.ok) return fail("forward", kExitBadInput, xr.error);
-    if (auto e = check_inputs_array(xr.array, inst.d()); !e.empty()) return fail("forward", kExitBadInput, a->x + ": " + e);
-    const int64_t n = xr.array.shape[0];
-    const int k = static_cast<int>(xr.array.shape[1]), d = inst.d();
-    InputBatch batch = xr.array.dtype == NpyDtype::int8 ? boolean_batch_from_values(xr.array.i8, n, k, d)
-                                                        : dense_batch_from_values(xr.array.f64, n, k, d);
+    NpyReader::Open xr = NpyReader::open(a->x);
+    if (!xr.reader) return fail("forward", kExitBadInput, xr.error);
+    const NpyReader& x = *xr.reader;
+    const NpyHeader& h = x.header();
+    if (auto e = check_inputs_shape(h.shape, inst.d()); !e.empty()) return fail("forward", kExitBadInput, a->x + ": " + e);
+    const int64_t n = h.shape[0];
+    const int k = static_cast<int>(h.shape[1]), d = inst.d();
+    if (auto e = space_problem(a->out, {{a->out, double(n) * k * d * 8.0}}); !e.empty())
+      return fail("forward", kExitBadInput, e);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<double> y(static_cast<size_t>(n) * k * d);
-    if (a->path == "fast") {
-      const FastForwardStatus status = FastForward(inst.layer).run(batch, y.data(), a->threads);
-      if (!status.ok())
-        return fail("forward", kExitFastPathOverflow, a->x + ": " + status.message() + "; use --path reference");
-    } else {
-      y = forward_mpfr_batch(inst.layer, batch, a->precision);
+    NpyWriter out(a->out, {n, k, d}, NpyDtype::float64);
+    const FastForward fast(inst.layer);
+    const int64_t block = block_samples(k, d);
+    std::vector<double> y;
+    for (int64_t first = 0; first < n; first += block) {
+      const InputBatch batch = read_inputs(x, first, std::min(block, n - first), d);
+      if (a->path == "fast") {
+        y.resize(static_cast<size_t>(batch.count) * k * d);
+        FastForwardStatus status = fast.run(batch, y.data(), a->threads);
+        if (!status.ok()) {
+          status.first_unanswered += first;  // the sample's index in the file
+          return fail("forward", kExitFastPathOverflow, a->x + ": " + status.message() + "; use --path reference");
+        }
+      } else {
+        y = forward_mpfr_batch(inst.layer, batch, a->precision);
+      }
+      if (auto e = out.append_float64(y.data(), static_cast<int64_t>(y.size())); !e.empty())
+        return fail("forward", kExitFailedRun, e);
     }
     const double secs = seconds_since(t0);
     json options = {{"instance", a->inst}, {"x", a->x}, {"path", a->path}, {"precision", a->precision}};
-    if (auto e = write_npy_float64(a->out, {n, k, d}, y.data()); !e.empty()) return fail("forward", kExitFailedRun, e);
+    if (auto e = out.commit(); !e.empty()) return fail("forward", kExitFailedRun, e);
     if (auto e = write_sidecar(a->out, make_provenance("forward", options)); !e.empty()) return fail("forward", kExitFailedRun, e);
     if (a->json)
       std::cout << json{{"output", a->out}, {"n", n}, {"path", a->path}, {"seconds", secs}}.dump(2) << "\n";

@@ -5,11 +5,20 @@
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
 #include "cli/input.hpp"
+#include "cli/processes.hpp"
 #include "data/instance_io.hpp"
 #include "baseline/adam.hpp"
+#include "cli/stop_signals.hpp"
+#include "data/atomic_file.hpp"
+#include "data/provenance.hpp"
+#include "learn/checkpoint.hpp"
+#include "learn/format.hpp"
 #include "learn/learner.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 namespace mha::cli {
@@ -17,6 +26,14 @@ namespace mha::cli {
 using nlohmann::json;
 
 void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference) {
+  cmd->add_option("--variant", o.variant,
+                  "paper: the stages as the paper writes them; extended: the project's choices (docs/variants.md)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, LearnVariant>{{"paper", LearnVariant::paper},
+                                                                             {"extended", LearnVariant::extended}}))
+      ->default_str("extended");
+  cmd->add_option("--final-sculpt-samples", o.final_sculpt_samples,
+                  "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)")
+      ->capture_default_str()->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str()
       ->check(CLI::Range(0.0, 1e7));
@@ -97,13 +114,13 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
                   {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
                   {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}, {"label_noise", in.label_noise}};
-  if (!report.empty()) {
+  if (!report.empty() && prints_and_writes()) {
     json rep = to_json(r.report);
     rep["provenance"] = make_provenance("learn", options);
     if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
   }
   if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-  if (!out.empty()) {
+  if (!out.empty() && prints_and_writes()) {
     Instance learned;
     learned.layer = r.layer;
     learned.k = source.k();
@@ -112,6 +129,106 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
     if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
   }
   return kExitOk;
+}
+
+// ---- Checkpoints (learn/checkpoint.hpp) -----------------------------------------
+
+// What identifies the samples: the instance file's bytes (with --seed and
+// --label-noise, which are options), or the dataset files by path and size
+// (the learner also compares the validation set's CRC-64 on resuming).
+json input_identity(const Input& in) {
+  namespace fs = std::filesystem;
+  if (in.instance) {
+    std::string bytes, error;
+    if (!read_whole_file(in.instance_path, bytes, error)) return {{"instance_unreadable", error}};
+    return {{"instance_crc64", format("%016llx", (unsigned long long)crc64(bytes))}, {"instance_bytes", bytes.size()}};
+  }
+  json id;
+  for (const auto& [key, path] : {std::pair{"x", in.x_path}, std::pair{"y", in.y_path}}) {
+    std::error_code ec;
+    id[key] = fs::weakly_canonical(path, ec).string();
+    id[std::string(key) + "_bytes"] = fs::file_size(path, ec);
+  }
+  id["samples"] = in.source->available();
+  return id;
+}
+
+// The options a resumed run must repeat: all but the thread count and the time
+// budget (neither changes what a step computes), with the input's identity in
+// place of its paths.
+json resume_match(json options, const Input& in) {
+  for (const char* key : {"threads", "max_seconds", "instance", "x", "y"}) options.erase(key);
+  options["input"] = input_identity(in);
+  return options;
+}
+
+// The learner's safe-point hook: write the checkpoint (when there is a
+// directory), then stop if a signal asked to. MHALEARN_STOP_AT_SAFE_POINT=N
+// (tests) asks at the N-th safe point of this process, as a signal during the
+// step before it would.
+struct SafePoints {
+  std::string dir;
+  json match, provenance;
+  long long stop_at = 0;
+  long long reached = 0;
+  std::string write_error;
+  double seconds = 0;  // spent writing checkpoints
+
+  bool operator()(const LearnState& state) {
+    if (++reached == stop_at) StopSignals::request();
+    if (!dir.empty()) {
+      const auto start = std::chrono::steady_clock::now();
+      write_error = write_checkpoint(dir, serialise_checkpoint(state, match, provenance));
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!write_error.empty()) return false;
+    }
+    return !StopSignals::requested();
+  }
+};
+
+// "" or the error: MHALEARN_STOP_AT_SAFE_POINT, when set, is a positive integer.
+std::string stop_at_from_environment(long long& stop_at) {
+  const char* value = std::getenv("MHALEARN_STOP_AT_SAFE_POINT");
+  if (!value) return "";
+  char* end = nullptr;
+  stop_at = std::strtoll(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || stop_at < 1) return "MHALEARN_STOP_AT_SAFE_POINT must be a positive integer";
+  return "";
+}
+
+// Reads and checks the checkpoint of --resume against this run; "" or the error.
+std::string read_resume(const std::string& dir, const json& match, const json& provenance, int k, int d,
+                        const LearnOptions& o, std::optional<LearnState>& state) {
+  CheckpointRead c = read_checkpoint(dir);
+  if (!c.ok()) return c.error;
+  if (auto e = build_difference(c.checkpoint.provenance, provenance); !e.empty()) return dir + ": " + e;
+  if (auto e = match_difference(c.checkpoint.match, match); !e.empty())
+    return dir + " is the checkpoint of another run: " + e;
+  if (auto e = check_resume(c.checkpoint.state, d, k, o.m, o); !e.empty()) return dir + ": " + e;
+  state = std::move(c.checkpoint.state);
+  return "";
+}
+
+// The run stopped at a safe point: the partial report, one line, exit 5 (or 1
+// when the checkpoint itself could not be written).
+int report_interrupted(const LearnReport& report, const SafePoints& points, const std::string& report_path,
+                       const json& provenance) {
+  if (!report_path.empty()) {
+    json rep = to_json(report);
+    rep["checkpoint"] = points.dir.empty() || !points.write_error.empty() ? json(nullptr) : json(points.dir);
+    rep["provenance"] = provenance;
+    if (auto e = write_json_atomically(report_path, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  if (!points.write_error.empty())
+    return fail("learn", kExitFailedRun, "cannot checkpoint " + report.safe_point + ": " + points.write_error +
+                                             " (the previous checkpoint, if any, is intact)");
+  if (points.dir.empty())
+    std::fprintf(stderr, "mhalearn learn: interrupted %s; nothing to resume from (no --checkpoint)\n",
+                 report.safe_point.c_str());
+  else
+    std::fprintf(stderr, "mhalearn learn: interrupted %s; continue with the same command and --resume %s\n",
+                 report.safe_point.c_str(), points.dir.c_str());
+  return kExitInterrupted;
 }
 
 }  // namespace
@@ -126,6 +243,7 @@ Runner add_learn(CLI::App& app) {
     int m = 0;
     bool no_polish = false, no_reference = false;
     std::string report, out, oracle;
+    std::string checkpoint, resume;
   };
   auto a = std::make_shared<Args>();
   a->o.threads = default_threads();
@@ -140,6 +258,12 @@ Runner add_learn(CLI::App& app) {
                   "the other stages then report their own error (needs an instance)");
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the learned layer here (instance JSON)");
+  cmd->add_option("--checkpoint", a->checkpoint,
+                  "write a checkpoint to this directory at every safe point (between stages); "
+                  "SIGINT/SIGTERM then stop at the next one, resumable with --resume");
+  cmd->add_option("--resume", a->resume,
+                  "continue the run checkpointed in this directory (same input and options; --threads and "
+                  "--max-seconds may differ), checkpointing there");
   return [a, cmd] {
     if (auto r = open_input(a->in); !r.error.empty()) return fail("learn", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
@@ -151,6 +275,11 @@ Runner add_learn(CLI::App& app) {
     if (auto e = parse_oracle_stages(a->oracle, o.oracle); !e.empty()) return fail("learn", kExitBadInput, "--oracle: " + e);
     if (o.oracle.any() && !truth) return fail("learn", kExitBadInput, "--oracle needs the true instance, not --x/--y");
     if (o.oracle.any() && a->method == "adam") return fail("learn", kExitBadInput, "--oracle applies to --method paper");
+    if (a->method == "adam" && !(a->checkpoint.empty() && a->resume.empty()))
+      return fail("learn", kExitBadInput, "--checkpoint and --resume apply to --method paper");
+    if (!a->checkpoint.empty() && !a->resume.empty() && a->checkpoint != a->resume)
+      return fail("learn", kExitBadInput, "--checkpoint and --resume name different directories (--resume keeps "
+                                          "checkpointing in its own)");
     if (a->method == "adam") {
       AdamOptions adam = a->adam;
       parse_adam_init(a->init, adam.init);
@@ -172,11 +301,46 @@ Runner add_learn(CLI::App& app) {
     o.test_seed = a->in.seed;
     if (cmd->count("--assume-label-noise") == 0) o.label_noise = a->in.label_noise;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
+    o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
+    if (process_count() > 1 && (!a->checkpoint.empty() || !a->resume.empty()))
+      return fail("learn", kExitBadInput,
+                  "--checkpoint and --resume are not available under mpirun (the ranks would have to agree on every stop)");
+    json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
+                    {"m", o.m}, {"variant", to_string(o.variant)}, {"final_sculpt_samples", o.final_sculpt_samples},
+                    {"stage1_samples", o.stage1_samples}, {"rounds", o.max_rounds},
+                    {"sculpt_samples", o.sculpt.sculpt.max_samples}, {"crude_sculpt_samples", o.crude_sculpt_samples}, {"constraints", o.sculpt.sculpt.target_constraints},
+                    {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
+                    {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},
+                    {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads},
+                    {"label_noise", a->in.label_noise}, {"assume_label_noise", o.label_noise},
+                    {"final_fit_samples", o.final_fit_samples}};
+    const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
+    if (!oracles.empty()) options["oracle"] = oracles;
+    if (process_count() > 1) options["processes"] = process_count();
+    const json provenance = make_provenance("learn", options);
+    SafePoints points;
+    points.dir = a->resume.empty() ? a->checkpoint : a->resume;
+    points.match = resume_match(options, a->in);
+    points.provenance = provenance;
+    if (auto e = stop_at_from_environment(points.stop_at); !e.empty()) return fail("learn", kExitBadInput, e);
+    std::optional<LearnState> resume;
+    if (!a->resume.empty()) {
+      if (auto e = read_resume(a->resume, points.match, provenance, source.k(), source.d(), o, resume); !e.empty())
+        return fail("learn", kExitBadInput, "--resume: " + e);
+    } else if (!a->checkpoint.empty()) {
+      if (has_checkpoint(a->checkpoint))
+        return fail("learn", kExitBadInput, "--checkpoint " + a->checkpoint +
+                                                " already holds a checkpoint: continue it with --resume, or remove it");
+      // Now rather than after stage 1.
+      std::error_code ec;
+      std::filesystem::create_directories(a->checkpoint, ec);
+      if (ec) return fail("learn", kExitBadInput, "--checkpoint: cannot create " + a->checkpoint + ": " + ec.message());
+    }
+    o.at_safe_point = [&points](const LearnState& state) { return points(state); };
     std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", source.d(), source.k(), o.m,
                 truth ? ("oracle of " + a->in.instance_path + ", seed " + std::to_string(a->in.seed)).c_str()
                       : ("dataset of " + std::to_string(source.available()) + " samples").c_str(),
                 o.threads);
-    const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
     if (!oracles.empty()) {
       std::string list;
       for (const auto& name : oracles) {
@@ -185,30 +349,35 @@ Runner add_learn(CLI::App& app) {
       }
       std::printf("stages replaced by the truth: %s\n", list.c_str());
     }
+    if (resume) std::printf("resuming %s from %s\n", safe_point_name(*resume).c_str(), a->resume.c_str());
     std::printf("\n");
-    const LearnResult r = learn_layer(source, o, truth);
+    LearnResult r;
+    {
+      const StopSignals signals;
+      try {
+        r = learn_layer(source, o, truth, resume ? &*resume : nullptr);
+      } catch (const std::invalid_argument& e) {
+        if (!resume) throw;
+        return fail("learn", kExitBadInput, "--resume: " + a->resume + ": " + e.what());  // other samples
+      }
+    }
     std::printf("%s", format_table(r.report).c_str());
-    json options = {{"instance", a->in.instance_path}, {"x", a->in.x_path}, {"y", a->in.y_path}, {"seed", a->in.seed},
-                    {"m", o.m}, {"stage1_samples", o.stage1_samples}, {"rounds", o.max_rounds},
-                    {"sculpt_samples", o.sculpt.sculpt.max_samples}, {"crude_sculpt_samples", o.crude_sculpt_samples}, {"constraints", o.sculpt.sculpt.target_constraints},
-                    {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
-                    {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},
-                    {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads},
-                    {"label_noise", a->in.label_noise}, {"assume_label_noise", o.label_noise},
-                    {"final_fit_samples", o.final_fit_samples}};
-    if (!oracles.empty()) options["oracle"] = oracles;
-    if (!a->report.empty()) {
+    if (!points.dir.empty() && !r.report.interrupted)
+      std::fprintf(stderr, "mhalearn learn: %lld checkpoints written to %s in %.2f s\n", points.reached,
+                   points.dir.c_str(), points.seconds);
+    if (r.report.interrupted) return report_interrupted(r.report, points, a->report, provenance);
+    if (!a->report.empty() && prints_and_writes()) {
       json rep = to_json(r.report);
-      rep["provenance"] = make_provenance("learn", options);
+      rep["provenance"] = provenance;
       if (auto e = write_json_atomically(a->report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
     }
     if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-    if (!a->out.empty()) {
+    if (!a->out.empty() && prints_and_writes()) {
       Instance learned;
       learned.layer = r.layer;
       learned.k = source.k();
       learned.inputs = source.draw(0, 1, 1).x.kind;  // as the data were drawn
-      learned.provenance_json = make_provenance("learn", options).dump();
+      learned.provenance_json = provenance.dump();
       if (auto e = write_instance(a->out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
     }
     if (auto e = reference_disagreement(r.report); !e.empty()) return fail("learn", kExitDisagreement, e);

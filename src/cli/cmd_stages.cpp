@@ -119,7 +119,9 @@ Runner add_sculpt(CLI::App& app) {
   // Ŵ, a later round's with the exact W_Σ (--w-sum oracle); τ is adaptive
   // (stage4_resculpt.hpp) unless --tau fixes it.
   struct Args { Input in; std::string w_source = "stage1"; LearnOptions learn; std::optional<double> tau, sigma_min, w_error;
-                std::optional<int64_t> max_samples; std::string rows = "all"; int m = 0; std::string report, out; };
+                std::optional<int64_t> max_samples; std::string rows = "all"; int m = 0; std::string report, out;
+                std::optional<CertifyOptions::VMinRule> v_min_rule; std::optional<SculptOptions::Selection> selection;
+                bool distinct = false; };
   auto a = std::make_shared<Args>();
   a->learn.threads = default_threads();
   SculptOptions& so = a->learn.sculpt.sculpt;
@@ -134,6 +136,16 @@ Runner add_sculpt(CLI::App& app) {
   cmd->add_option("--pilot-samples", a->learn.sculpt.pilot_samples, "samples of the pilot that chooses the adaptive τ")
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--v-min", so.certify.v_min, "smallest allowed pattern entry")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--v-min-rule", a->v_min_rule,
+                  "every: a row is kept only when all its entries are ≥ v_min; pairwise: each pair (a, j) with both entries ≥ v_min gives its slab")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, CertifyOptions::VMinRule>{
+          {"every", CertifyOptions::VMinRule::every_entry}, {"pairwise", CertifyOptions::VMinRule::pairwise}}));
+  cmd->add_option("--selection", a->selection,
+                  "threshold: rows with residual ≤ τ until the target; best: the target's worth of rows with the smallest "
+                  "residuals over the whole budget (τ from the data, no pilot)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, SculptOptions::Selection>{
+          {"threshold", SculptOptions::Selection::threshold}, {"best", SculptOptions::Selection::best_rows}}));
+  cmd->add_flag("--distinct", a->distinct, "drop slabs identical to a kept one (repeated rows of a small Boolean domain)");
   cmd->add_option("--sigma-min", a->sigma_min,
                   "assumed lower bound on σ_min(C), 0: 0.5(√d − √(km)) (default: the learner's, optimistic 1e3 with the stage-1 Ŵ, "
                   "0.5(√d − √(km)) with the oracle)")
@@ -189,7 +201,14 @@ Runner add_sculpt(CLI::App& app) {
     o.all_rows = a->rows == "all";
     o.first_sample = used;  // fresh samples for stage 2
     const Layer* truth_layer = truth ? &truth->layer : nullptr;
-    if (a->tau) o.certify.tau = *a->tau;
+    // The learner's round decides the rest; these flags override it.
+    if (a->v_min_rule) o.certify.v_min_rule = *a->v_min_rule;
+    if (a->selection) o.selection = *a->selection;
+    if (a->distinct) o.distinct_constraints = true;
+    if (a->tau) {
+      o.certify.tau = *a->tau;
+      o.selection = SculptOptions::Selection::threshold;  // a given τ is the threshold rule
+    }
     const ResculptResult rs = a->tau ? ResculptResult{*a->tau, 0, 0, sculpt_body(source, w_hat, m, o, truth_layer)}
                                      : resculpt(source, w_hat, m, ro, truth_layer);
     if (!a->tau) {
@@ -199,6 +218,8 @@ Runner add_sculpt(CLI::App& app) {
     }
     const SculptResult& s = rs.sculpt;
     const SculptReport& r = s.report;
+    if (r.duplicate_constraints > 0 || o.selection == SculptOptions::Selection::best_rows)
+      std::printf("[stage 2] τ_effective = %.3e, %lld duplicate slabs dropped\n", r.tau_effective, (long long)r.duplicate_constraints);
     std::printf("[stage 2] %lld samples, %lld rows examined, %lld certified (%lld from row 0 alone: all rows give %.2fx), "
                 "%lld constraints, %.2f s, %.3g rows/s%s\n",
                 (long long)r.samples, (long long)r.rows_examined, (long long)r.rows_certified, (long long)r.rows_certified_first_row,

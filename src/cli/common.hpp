@@ -18,6 +18,9 @@ constexpr int kExitFastPathOverflow = 3;
 // A fast path disagrees with its reference path beyond the derived bound, after
 // the reference was escalated to its most precise arithmetic (verify, learn, demo).
 constexpr int kExitDisagreement = 4;
+// learn stopped at a safe point on SIGINT/SIGTERM, after writing its checkpoint
+// (with --checkpoint/--resume) and its report marked "interrupted".
+constexpr int kExitInterrupted = 5;
 
 inline int fail(const std::string& command, int code, const std::string& message) {
   std::fprintf(stderr, "mhalearn %s: error: %s\n", command.c_str(), message.c_str());
@@ -28,8 +31,5 @@ inline int default_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }
-
-// Memory the sample and forward commands may allocate for X and Y together.
-constexpr double kMaxDatasetBytes = 8.0 * 1024 * 1024 * 1024;
 
 }  // namespace mha::cli

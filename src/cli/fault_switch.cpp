@@ -37,6 +37,11 @@ std::string verify_fast_paths(FastPaths& fast) {
   return "";
 }
 
+bool load_datasets_whole() {
+  const char* value = std::getenv("MHALEARN_WHOLE_DATASET");
+  return value && std::string(value) == "1";
+}
+
 std::string learn_fast_paths(LearnOptions& options) {
   std::string error;
   const std::string stage = injected_stage(error);
@@ -59,6 +64,8 @@ std::string verify_fast_paths(FastPaths& fast) {
 }
 
 std::string learn_fast_paths(LearnOptions&) { return ""; }
+
+bool load_datasets_whole() { return false; }
 #endif
 
 }  // namespace mha::cli

@@ -24,4 +24,10 @@ std::string verify_fast_paths(FastPaths& fast);
 // injected into the learner.
 std::string learn_fast_paths(LearnOptions& options);
 
+// Whether `--x/--y` datasets are read whole into memory, as before they were
+// read in blocks: never in the release `mhalearn`; in `mhalearn_faulty` when
+// MHALEARN_WHOLE_DATASET=1, so that tests/cli/bounded_rss.py can show its
+// peak-RSS check rejects a run that holds the whole dataset.
+bool load_datasets_whole();
+
 }  // namespace mha::cli

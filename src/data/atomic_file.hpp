@@ -3,6 +3,7 @@
 // half-written file under the requested name.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,35 @@ namespace mha {
 
 // Returns an empty string on success, else a one-line error naming the path.
 std::string write_file_atomically(const std::string& path, std::string_view bytes);
+
+// The same, in pieces: a file written block by block (sample, forward), so
+// that its size is not bounded by memory. Every error is one line naming
+// `path` and sticks (later calls return it). Destroyed before publish() — an
+// error, an exception, an early return — it removes the temporary file.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  const std::string& error() const { return error_; }
+  std::string write(std::string_view bytes);
+  // fsync and close the temporary file, then rename it over the path.
+  std::string finish();
+  std::string publish();
+
+ private:
+  std::string fail(const std::string& what);
+  std::string path_, tmp_, error_;
+  int fd_ = -1;
+  bool finished_ = false, published_ = false;
+};
+
+// Bytes free for an unprivileged user on the file system that holds `path`
+// (or would hold it: its directory when it does not exist yet); -1 when that
+// cannot be told.
+int64_t free_bytes_for(const std::string& path);
 
 // Reads a whole file. Returns false and sets `error` when it cannot be read.
 bool read_whole_file(const std::string& path, std::string& bytes, std::string& error);

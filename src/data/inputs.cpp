@@ -67,13 +67,17 @@ InputBatch boolean_batch_from_values(const std::vector<int8_t>& pm1, int64_t cou
   batch.k = k;
   batch.d = d;
   batch.count = count;
+  batch.bits.assign(static_cast<size_t>(count) * k * words_per_token(d), 0);
+  pack_boolean_values(pm1.data(), count, k, d, batch.bits.data());
+  return batch;
+}
+
+void pack_boolean_values(const int8_t* pm1, int64_t count, int k, int d, uint64_t* bits) {
   const int wpt = words_per_token(d);
-  batch.bits.assign(static_cast<size_t>(count) * k * wpt, 0);
   for (int64_t i = 0; i < count; ++i)
     for (int t = 0; t < k; ++t)
       for (int j = 0; j < d; ++j)
-        if (pm1[(i * k + t) * d + j] > 0) batch.bits[(i * k + t) * wpt + j / 64] |= uint64_t{1} << (j % 64);
-  return batch;
+        if (pm1[(i * k + t) * d + j] > 0) bits[(i * k + t) * wpt + j / 64] |= uint64_t{1} << (j % 64);
 }
 
 InputBatch dense_batch_from_values(std::vector<double> values, int64_t count, int k, int d) {

@@ -39,6 +39,9 @@ InputBatch draw_inputs(uint64_t seed, Stream stream, InputKind kind, int k, int 
 
 // Boolean batch from explicit ±1 matrices (e.g. read from X.npy).
 InputBatch boolean_batch_from_values(const std::vector<int8_t>& pm1, int64_t count, int k, int d);
+// The same packing into `bits` (count * k * wpt words, zeroed by the caller),
+// for a dataset read in blocks: positive entries set their bit.
+void pack_boolean_values(const int8_t* pm1, int64_t count, int k, int d, uint64_t* bits);
 InputBatch dense_batch_from_values(std::vector<double> values, int64_t count, int k, int d);
 
 }  // namespace mha

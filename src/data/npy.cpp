@@ -2,12 +2,18 @@
 
 #include "data/atomic_file.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace mha {
 
@@ -330,13 +336,6 @@ std::string shape_problem(const std::vector<int64_t>& shape, size_t item, int64_
   return "";
 }
 
-NpyResult failure(const std::string& name, const std::string& what) {
-  NpyResult r;
-  r.ok = false;
-  r.error = name + ": " + what;
-  return r;
-}
-
 uint32_t read_le(std::string_view b, size_t at, size_t n) {
   uint32_t v = 0;
   for (size_t i = 0; i < n; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(b[at + i])) << (8 * i);
@@ -359,8 +358,8 @@ std::string dict_key_list(const PyValue& dict) {
   return s;
 }
 
-std::string npy_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, const void* data) {
-  int64_t count = 0;
+// Header of a format-1.0 file; `count` receives the element count.
+std::string header_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, int64_t& count) {
   if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) throw std::invalid_argument(e);
   const char* descr = dtype == NpyDtype::int8 ? "|i1" : "<f8";
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
@@ -370,11 +369,7 @@ std::string npy_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, const v
   const size_t padding = (64 - unpadded % 64) % 64;
   const size_t header_len = dict.size() + padding + 1;
   if (header_len > 0xffff) throw std::invalid_argument("npy header too long");  // cannot happen with <= 8 dims
-  const size_t data_bytes = static_cast<size_t>(count) * itemsize(dtype);
-  if (data_bytes > 0 && data == nullptr) throw std::invalid_argument("npy data pointer is null");
-
   std::string out;
-  out.reserve(unpadded + padding + data_bytes);
   out += kMagic;
   out += '\x01';
   out += '\x00';
@@ -383,6 +378,15 @@ std::string npy_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, const v
   out += dict;
   out.append(padding, ' ');
   out += '\n';
+  return out;
+}
+
+std::string npy_bytes(const std::vector<int64_t>& shape, NpyDtype dtype, const void* data) {
+  int64_t count = 0;
+  std::string out = header_bytes(shape, dtype, count);
+  const size_t data_bytes = static_cast<size_t>(count) * itemsize(dtype);
+  if (data_bytes > 0 && data == nullptr) throw std::invalid_argument("npy data pointer is null");
+  out.reserve(out.size() + data_bytes);
   if (data_bytes > 0) out.append(static_cast<const char*>(data), data_bytes);
   return out;
 }
@@ -395,9 +399,18 @@ std::string write_npy(const std::string& path, const std::vector<int64_t>& shape
   return write_file_atomically(path, npy_bytes(shape, dtype, data));
 }
 
+// `count` '<f4' values from `data` as doubles. The widening is exact: every
+// float, NaN and Inf included, is a double.
+void widen_float32(const char* data, size_t count, double* out) {
+  for (size_t i = 0; i < count; ++i) {
+    float v;
+    std::memcpy(&v, data + i * sizeof(float), sizeof(float));
+    out[i] = static_cast<double>(v);
+  }
+}
+
 // Fills the vector of arr.dtype with `count` values from the data bytes, whose
-// length the caller has checked. float32 values widen to double exactly (every
-// float, NaN and Inf included, is a double).
+// length the caller has checked.
 void copy_data(std::string_view data, size_t count, NpyArray& arr) {
   if (arr.dtype == NpyDtype::int8) {
     arr.i8.resize(count);
@@ -407,11 +420,7 @@ void copy_data(std::string_view data, size_t count, NpyArray& arr) {
     if (count > 0) std::memcpy(arr.f64.data(), data.data(), count * sizeof(double));
   } else {
     arr.f64.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      float v;
-      std::memcpy(&v, data.data() + i * sizeof(float), sizeof(float));
-      arr.f64[i] = static_cast<double>(v);
-    }
+    widen_float32(data.data(), count, arr.f64.data());
   }
 }
 
@@ -430,31 +439,31 @@ std::string index3(size_t i, const std::vector<int64_t>& shape) {
   return out;
 }
 
-std::string check_one(const NpyArray& a, const char* name) {
-  if (a.shape.size() != 3)
-    return std::string(name) + " must be a 3-D (N, k, d) array, got shape " + npy_shape_string(a.shape);
+// The shape checks of check_one: 3-D, a sane size, k, d >= 1, k and d ints.
+// N is not bounded by INT_MAX: sample indices are 64-bit throughout, and a file
+// read in blocks may hold more samples than memory would.
+std::string check_shape_one(NpyDtype dtype, const std::vector<int64_t>& shape, const char* name) {
+  if (shape.size() != 3)
+    return std::string(name) + " must be a 3-D (N, k, d) array, got shape " + npy_shape_string(shape);
   int64_t count = 0;
-  if (auto e = shape_problem(a.shape, itemsize(a.dtype), count); !e.empty()) return std::string(name) + ": " + e;
-  if (a.shape[1] < 1 || a.shape[2] < 1)
-    return std::string(name) + " has shape " + npy_shape_string(a.shape) + ": k and d must be at least 1";
-  for (const int64_t dim : a.shape)
-    if (dim > INT_MAX) return std::string(name) + " has shape " + npy_shape_string(a.shape) + ": dimension too large";
+  if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) return std::string(name) + ": " + e;
+  if (shape[1] < 1 || shape[2] < 1)
+    return std::string(name) + " has shape " + npy_shape_string(shape) + ": k and d must be at least 1";
+  if (shape[1] > INT_MAX || shape[2] > INT_MAX)
+    return std::string(name) + " has shape " + npy_shape_string(shape) + ": dimension too large";
+  return "";
+}
+
+std::string check_one(const NpyArray& a, const char* name) {
+  if (auto e = check_shape_one(a.dtype, a.shape, name); !e.empty()) return e;
+  int64_t count = 0;
+  shape_problem(a.shape, itemsize(a.dtype), count);
   const size_t have = a.dtype == NpyDtype::int8 ? a.i8.size() : a.f64.size();
   if (have != static_cast<size_t>(count))
     return std::string(name) + " holds " + std::to_string(have) + " values but shape " + npy_shape_string(a.shape) +
            " needs " + std::to_string(count);
-  if (a.dtype == NpyDtype::int8) {
-    for (size_t i = 0; i < a.i8.size(); ++i)
-      if (a.i8[i] != 1 && a.i8[i] != -1)
-        return std::string(name) + " entry " + index3(i, a.shape) + " is " + std::to_string(a.i8[i]) +
-               "; int8 inputs must be exactly +1 or -1";
-  } else {
-    for (size_t i = 0; i < a.f64.size(); ++i)
-      if (!std::isfinite(a.f64[i]))
-        return std::string(name) + " entry " + index3(i, a.shape) + " is " +
-               (std::isnan(a.f64[i]) ? "NaN" : (a.f64[i] > 0 ? "+Inf" : "-Inf")) + "; values must be finite";
-  }
-  return "";
+  return a.dtype == NpyDtype::int8 ? check_dataset_block(a.i8.data(), count, 0, a.shape, name)
+                                   : check_dataset_block(a.f64.data(), count, 0, a.shape, name);
 }
 
 }  // namespace
@@ -469,63 +478,83 @@ std::string npy_shape_string(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
-NpyResult parse_npy(std::string_view bytes, const std::string& name) {
-  // Preamble: magic, version, header length.
+namespace {
+// Where the header ends (preamble plus header length) as a file's first bytes
+// declare it; 0 when they declare nothing readable (parse_npy_header says why).
+uint64_t declared_header_end(std::string_view first) {
+  if (first.size() < kMagic.size() + 2 || first.substr(0, kMagic.size()) != kMagic) return 0;
+  const int major = static_cast<unsigned char>(first[6]);
+  if (major < 1 || major > 3) return 0;
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  const size_t preamble = kMagic.size() + 2 + len_bytes;
+  return first.size() < preamble ? 0 : preamble + read_le(first, 8, len_bytes);
+}
+}  // namespace
+
+NpyHeaderResult parse_npy_header(std::string_view bytes, uint64_t file_size, const std::string& name) {
+  NpyHeaderResult result;
+  auto failure = [&](const std::string& what) {
+    result.error = name + ": " + what;
+    return result;
+  };
+  // Preamble: magic, version, header length. `bytes` holds the whole preamble
+  // unless the file is shorter, so its checks read `bytes` and its lengths
+  // are the file's.
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic)
-    return failure(name, "not a .npy file (bad magic string)");
-  if (bytes.size() < kMagic.size() + 2)
-    return failure(name, "truncated header: the file ends inside the format version");
+    return failure("not a .npy file (bad magic string)");
+  if (bytes.size() < kMagic.size() + 2) return failure("truncated header: the file ends inside the format version");
   const int major = static_cast<unsigned char>(bytes[6]);
   const int minor = static_cast<unsigned char>(bytes[7]);
   if (major < 1 || major > 3 || minor != 0)
-    return failure(name, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
-                             " (supported: 1.0, 2.0, 3.0)");
+    return failure("unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (supported: 1.0, 2.0, 3.0)");
   const size_t len_bytes = major == 1 ? 2 : 4;
   const size_t preamble = kMagic.size() + 2 + len_bytes;
-  if (bytes.size() < preamble)
-    return failure(name, "truncated header: the file has " + std::to_string(bytes.size()) +
-                             " bytes, fewer than the " + std::to_string(preamble) + "-byte preamble");
+  if (file_size < preamble)
+    return failure("truncated header: the file has " + std::to_string(file_size) + " bytes, fewer than the " +
+                   std::to_string(preamble) + "-byte preamble");
   const size_t header_len = read_le(bytes, 8, len_bytes);
-  if (header_len > bytes.size() - preamble)
-    return failure(name, "truncated header: header length " + std::to_string(header_len) + " exceeds the " +
-                             std::to_string(bytes.size() - preamble) + " bytes after the preamble");
+  if (header_len > file_size - preamble)
+    return failure("truncated header: header length " + std::to_string(header_len) + " exceeds the " +
+                   std::to_string(file_size - preamble) + " bytes after the preamble");
+  if (bytes.size() < preamble + header_len)  // a caller that did not read the header
+    return failure("internal error: the header was not read before it was parsed");
   const std::string_view header = bytes.substr(preamble, header_len);
-  const std::string_view data = bytes.substr(preamble + header_len);
+  const uint64_t data_size = file_size - preamble - header_len;
 
   // Header dict.
   PyValue dict;
   std::string perr;
-  if (!LiteralParser(header).parse_all(dict, perr)) return failure(name, "malformed header: " + perr);
+  if (!LiteralParser(header).parse_all(dict, perr)) return failure("malformed header: " + perr);
   if (dict.kind != PyValue::Kind::dict)
-    return failure(name, std::string("malformed header: it is ") + kind_name(dict.kind) + ", not a dict");
+    return failure(std::string("malformed header: it is ") + kind_name(dict.kind) + ", not a dict");
   const PyValue* descr = nullptr;
   const PyValue* fortran = nullptr;
   const PyValue* shape = nullptr;
   for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
     const PyValue& key = dict.items[i];
     if (key.kind != PyValue::Kind::str)
-      return failure(name, std::string("malformed header: a key is ") + kind_name(key.kind) + ", not a string");
+      return failure(std::string("malformed header: a key is ") + kind_name(key.kind) + ", not a string");
     const PyValue** slot = key.text == "descr"           ? &descr
                            : key.text == "fortran_order" ? &fortran
                            : key.text == "shape"         ? &shape
                                                          : nullptr;
     if (slot == nullptr)
-      return failure(name, "malformed header: unexpected key '" + printable(key.text) +
-                               "' (expected exactly 'descr', 'fortran_order', 'shape')");
-    if (*slot != nullptr) return failure(name, "malformed header: duplicate key '" + key.text + "'");
+      return failure("malformed header: unexpected key '" + printable(key.text) +
+                     "' (expected exactly 'descr', 'fortran_order', 'shape')");
+    if (*slot != nullptr) return failure("malformed header: duplicate key '" + key.text + "'");
     *slot = &dict.items[i + 1];
   }
   if (descr == nullptr || fortran == nullptr || shape == nullptr)
-    return failure(name, std::string("malformed header: missing key '") +
-                             (descr == nullptr ? "descr" : fortran == nullptr ? "fortran_order" : "shape") +
-                             "' (keys found: " + (dict.items.empty() ? "none" : dict_key_list(dict)) + ")");
+    return failure(std::string("malformed header: missing key '") +
+                   (descr == nullptr ? "descr" : fortran == nullptr ? "fortran_order" : "shape") +
+                   "' (keys found: " + (dict.items.empty() ? "none" : dict_key_list(dict)) + ")");
 
   // descr.
-  NpyResult result;
-  NpyArray& arr = result.array;
+  NpyHeader& arr = result.header;
   if (descr->kind != PyValue::Kind::str)
-    return failure(name, std::string("unsupported dtype: descr is ") + kind_name(descr->kind) +
-                             " (structured dtypes are not supported; " + kSupportedDtypes + ")");
+    return failure(std::string("unsupported dtype: descr is ") + kind_name(descr->kind) +
+                   " (structured dtypes are not supported; " + kSupportedDtypes + ")");
   const std::string& dt = descr->text;
   if (dt == "|i1" || dt == "<i1" || dt == "i1") {
     arr.dtype = NpyDtype::int8;
@@ -535,59 +564,94 @@ NpyResult parse_npy(std::string_view bytes, const std::string& name) {
     arr.dtype = NpyDtype::float64;
     arr.from_float32 = true;
   } else if (!dt.empty() && (dt[0] == '>' || dt[0] == '!')) {
-    return failure(name, "big-endian dtype '" + printable(dt) + "' is not supported (" + kSupportedDtypes + ")");
+    return failure("big-endian dtype '" + printable(dt) + "' is not supported (" + kSupportedDtypes + ")");
   } else {
-    return failure(name, "unsupported dtype '" + printable(dt) + "' (" + kSupportedDtypes + ")");
+    return failure("unsupported dtype '" + printable(dt) + "' (" + kSupportedDtypes + ")");
   }
 
   // fortran_order.
   if (fortran->kind != PyValue::Kind::boolean)
-    return failure(name, std::string("malformed header: fortran_order is ") + kind_name(fortran->kind) +
-                             ", not True or False");
+    return failure(std::string("malformed header: fortran_order is ") + kind_name(fortran->kind) +
+                   ", not True or False");
   if (fortran->bval)
-    return failure(name, "fortran_order is True: Fortran-ordered arrays are not supported (save a C-order array)");
+    return failure("fortran_order is True: Fortran-ordered arrays are not supported (save a C-order array)");
 
   // shape.
   if (shape->kind != PyValue::Kind::tuple)
-    return failure(name, std::string("malformed header: shape is ") + kind_name(shape->kind) + ", not a tuple");
+    return failure(std::string("malformed header: shape is ") + kind_name(shape->kind) + ", not a tuple");
   if (shape->items.size() > static_cast<size_t>(kNpyMaxDims))
-    return failure(name, "shape has " + std::to_string(shape->items.size()) + " dimensions, at most " +
-                             std::to_string(kNpyMaxDims) + " are supported");
+    return failure("shape has " + std::to_string(shape->items.size()) + " dimensions, at most " +
+                   std::to_string(kNpyMaxDims) + " are supported");
   for (const PyValue& dim : shape->items) {
     if (dim.kind != PyValue::Kind::integer)
-      return failure(name, std::string("malformed header: a shape entry is ") + kind_name(dim.kind) +
-                               (dim.kind == PyValue::Kind::real ? " (" + printable(dim.text) + ")" : std::string()) +
-                               ", not an integer");
-    if (dim.too_big)
-      return failure(name, "shape dimension " + printable(dim.text) + " is absurdly large");
+      return failure(std::string("malformed header: a shape entry is ") + kind_name(dim.kind) +
+                     (dim.kind == PyValue::Kind::real ? " (" + printable(dim.text) + ")" : std::string()) +
+                     ", not an integer");
+    if (dim.too_big) return failure("shape dimension " + printable(dim.text) + " is absurdly large");
     arr.shape.push_back(dim.ival);
   }
   // The shape is checked against the in-memory item size (8 bytes for float32
-  // read as double), which bounds the memory the data will take.
-  int64_t count = 0;
-  if (auto e = shape_problem(arr.shape, itemsize(arr.dtype), count); !e.empty()) return failure(name, e);
+  // read as double), which bounds the memory the data will take when read whole.
+  if (auto e = shape_problem(arr.shape, itemsize(arr.dtype), arr.count); !e.empty()) return failure(e);
 
   // Data: exactly count * (item size in the file) bytes.
-  const size_t file_item = arr.from_float32 ? 4 : itemsize(arr.dtype);
-  const auto needed = static_cast<uint64_t>(count) * file_item;
-  if (static_cast<uint64_t>(data.size()) != needed)
-    return failure(name, "data has " + std::to_string(data.size()) + " bytes, shape " + npy_shape_string(arr.shape) +
-                             " of " + (arr.from_float32 ? "float32" : to_string(arr.dtype)) + " needs " +
-                             std::to_string(needed));
-  copy_data(data, static_cast<size_t>(count), arr);
+  const auto needed = static_cast<uint64_t>(arr.count) * arr.file_itemsize();
+  if (data_size != needed)
+    return failure("data has " + std::to_string(data_size) + " bytes, shape " + npy_shape_string(arr.shape) + " of " +
+                   (arr.from_float32 ? "float32" : to_string(arr.dtype)) + " needs " + std::to_string(needed));
+  arr.data_offset = preamble + header_len;
+  result.ok = true;
+  return result;
+}
+
+NpyResult parse_npy(std::string_view bytes, const std::string& name) {
+  NpyResult result;
+  NpyHeaderResult h = parse_npy_header(bytes, bytes.size(), name);
+  if (!h.ok) {
+    result.error = std::move(h.error);
+    return result;
+  }
+  NpyArray& arr = result.array;
+  arr.dtype = h.header.dtype;
+  arr.from_float32 = h.header.from_float32;
+  arr.shape = std::move(h.header.shape);
+  copy_data(bytes.substr(h.header.data_offset), static_cast<size_t>(h.header.count), arr);
   result.ok = true;
   return result;
 }
 
 NpyResult read_npy(const std::string& path) {
-  std::string bytes, error;
-  if (!read_whole_file(path, bytes, error)) {
+  NpyReader::Open open = NpyReader::open(path);
+  if (!open.reader) {
     NpyResult r;
-    r.ok = false;
-    r.error = error;
+    r.error = std::move(open.error);
     return r;
   }
-  return parse_npy(bytes, path);
+  return read_npy_all(*open.reader);
+}
+
+NpyResult read_npy_all(const NpyReader& reader, int64_t block) {
+  NpyResult r;
+  const NpyHeader& h = reader.header();
+  NpyArray& a = r.array;
+  a.dtype = h.dtype;
+  a.from_float32 = h.from_float32;
+  a.shape = h.shape;
+  block = std::max<int64_t>(block, 1);
+  const auto n = static_cast<size_t>(h.count);
+  if (a.dtype == NpyDtype::int8) a.i8.resize(n);
+  else a.f64.resize(n);
+  for (int64_t first = 0; first < h.count; first += block) {
+    const int64_t count = std::min(block, h.count - first);
+    r.error = a.dtype == NpyDtype::int8 ? reader.read_int8(first, count, a.i8.data() + first)
+                                        : reader.read_float64(first, count, a.f64.data() + first);
+    if (!r.error.empty()) {
+      r.array = NpyArray{};
+      return r;
+    }
+  }
+  r.ok = true;
+  return r;
 }
 
 std::string npy_bytes_int8(const std::vector<int64_t>& shape, const int8_t* data) {
@@ -616,18 +680,253 @@ std::string check_dataset_shapes(const NpyArray& X, const NpyArray& Y) {
   return "";
 }
 
+std::string check_dataset_headers(const NpyHeader& X, const NpyHeader& Y) {
+  if (auto e = check_shape_one(X.dtype, X.shape, "X"); !e.empty()) return e;
+  if (Y.dtype != NpyDtype::float64) return std::string("Y must be float64, got ") + to_string(Y.dtype);
+  if (auto e = check_shape_one(Y.dtype, Y.shape, "Y"); !e.empty()) return e;
+  if (X.shape != Y.shape)
+    return "X has shape " + npy_shape_string(X.shape) + " but Y has shape " + npy_shape_string(Y.shape) +
+           "; both must be (N, k, d) with the same N, k, d";
+  return "";
+}
+
+std::string check_dataset_block(const int8_t* v, int64_t n, int64_t first, const std::vector<int64_t>& shape,
+                                const char* name) {
+  for (int64_t i = 0; i < n; ++i)
+    if (v[i] != 1 && v[i] != -1)
+      return std::string(name) + " entry " + index3(static_cast<size_t>(first + i), shape) + " is " +
+             std::to_string(v[i]) + "; int8 inputs must be exactly +1 or -1";
+  return "";
+}
+
+std::string check_dataset_block(const double* v, int64_t n, int64_t first, const std::vector<int64_t>& shape,
+                                const char* name) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      return std::string(name) + " entry " + index3(static_cast<size_t>(first + i), shape) + " is " +
+             (std::isnan(v[i]) ? "NaN" : (v[i] > 0 ? "+Inf" : "-Inf")) + "; values must be finite";
+  return "";
+}
+
+std::string check_inputs_shape(const std::vector<int64_t>& shape, int d) {
+  if (shape.size() != 3) return "expected a 3-D array (N, k, d), got " + std::to_string(shape.size()) + " dimensions";
+  if (shape[2] != d) return "token dimension is " + std::to_string(shape[2]) + ", the instance has d = " + std::to_string(d);
+  if (shape[1] < 1 || shape[1] > 1024) return "sequence length k = " + std::to_string(shape[1]) + " is outside 1..1024";
+  return "";
+}
+
+std::string check_inputs_block(const int8_t* v, int64_t n, int64_t first) {
+  for (int64_t i = 0; i < n; ++i)
+    if (v[i] != 1 && v[i] != -1)
+      return "int8 inputs must be ±1, found " + std::to_string(v[i]) + " at flat index " + std::to_string(first + i);
+  return "";
+}
+
+std::string check_inputs_block(const double* v, int64_t n, int64_t first) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i])) return "non-finite input at flat index " + std::to_string(first + i);
+  return "";
+}
+
 std::string check_inputs_array(const NpyArray& x, int d) {
-  if (x.shape.size() != 3) return "expected a 3-D array (N, k, d), got " + std::to_string(x.shape.size()) + " dimensions";
-  if (x.shape[2] != d) return "token dimension is " + std::to_string(x.shape[2]) + ", the instance has d = " + std::to_string(d);
-  if (x.shape[1] < 1 || x.shape[1] > 1024) return "sequence length k = " + std::to_string(x.shape[1]) + " is outside 1..1024";
-  if (x.dtype == NpyDtype::int8) {
-    for (size_t i = 0; i < x.i8.size(); ++i)
-      if (x.i8[i] != 1 && x.i8[i] != -1) return "int8 inputs must be ±1, found " + std::to_string(x.i8[i]) + " at flat index " + std::to_string(i);
+  if (auto e = check_inputs_shape(x.shape, d); !e.empty()) return e;
+  return x.dtype == NpyDtype::int8 ? check_inputs_block(x.i8.data(), static_cast<int64_t>(x.i8.size()), 0)
+                                   : check_inputs_block(x.f64.data(), static_cast<int64_t>(x.f64.size()), 0);
+}
+
+// ---------------------------------------------------------------------------
+// NpyReader
+
+NpyReader::~NpyReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+NpyReader::Open NpyReader::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {"cannot open " + path + ": " + std::strerror(errno), nullptr};
+  return adopt(fd, path);
+}
+
+NpyReader::Open NpyReader::adopt(int fd, const std::string& name) {
+  std::unique_ptr<NpyReader> r(new NpyReader(fd, name));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return {"cannot read " + name + ": " + std::strerror(errno), nullptr};
+  uint64_t size = 0;
+  std::string head;
+  if (S_ISREG(st.st_mode)) {
+    size = static_cast<uint64_t>(st.st_size);
+    if (auto e = r->read_head(size, head); !e.empty()) return {e, nullptr};
   } else {
-    for (size_t i = 0; i < x.f64.size(); ++i)
-      if (!std::isfinite(x.f64[i])) return "non-finite input at flat index " + std::to_string(i);
+    if (auto e = r->read_stream(); !e.empty()) return {e, nullptr};
+    size = r->whole_.size();
+    head = r->whole_;
+  }
+  NpyHeaderResult h = parse_npy_header(head, size, name);
+  if (!h.ok) return {h.error, nullptr};
+  r->header_ = std::move(h.header);
+  return {"", std::move(r)};
+}
+
+std::string NpyReader::read_head(uint64_t size, std::string& head) const {
+  // The preamble (at most 12 bytes) says how long the header is.
+  head.resize(static_cast<size_t>(std::min<uint64_t>(size, 12)));
+  if (auto e = read_bytes(0, head.size(), head.data()); !e.empty()) return e;
+  const uint64_t end = declared_header_end(head);
+  if (end <= head.size()) return "";
+  head.resize(static_cast<size_t>(std::min(size, end)));
+  return read_bytes(0, head.size(), head.data());
+}
+
+std::string NpyReader::read_stream() {
+  // A pipe or device: no offsets to read at, so it is read whole.
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return "cannot read " + name_ + ": " + std::strerror(errno);
+    if (n == 0) break;
+    whole_.append(buf, static_cast<size_t>(n));
+  }
+  in_memory_ = true;
+  return "";
+}
+
+std::string NpyReader::read_bytes(uint64_t offset, size_t n, char* out) const {
+  if (in_memory_) {
+    if (offset > whole_.size() || n > whole_.size() - offset) return name_ + ": read past the end of the data";
+    std::memcpy(out, whole_.data() + offset, n);
+    return "";
+  }
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return "cannot read " + name_ + ": " + std::strerror(errno);
+    if (got == 0)
+      return name_ + ": the file now ends before byte " + std::to_string(offset + done) +
+             ", which it had when it was opened (was it truncated meanwhile?)";
+    done += static_cast<size_t>(got);
   }
   return "";
+}
+
+namespace {
+// "" when elements first .. first+count−1 lie inside the array.
+std::string range_problem(const NpyHeader& h, const std::string& name, int64_t first, int64_t count) {
+  if (first < 0 || count < 0 || first > h.count || count > h.count - first)
+    return name + ": elements " + std::to_string(first) + " .. " + std::to_string(first + count) +
+           " are outside the array of " + std::to_string(h.count);
+  return "";
+}
+}  // namespace
+
+std::string NpyReader::read_int8(int64_t first, int64_t count, int8_t* out) const {
+  if (header_.dtype != NpyDtype::int8) return name_ + ": read as int8, but its data are float";
+  if (auto e = range_problem(header_, name_, first, count); !e.empty()) return e;
+  return read_bytes(header_.data_offset + static_cast<uint64_t>(first), static_cast<size_t>(count),
+                    reinterpret_cast<char*>(out));
+}
+
+std::string NpyReader::read_float64(int64_t first, int64_t count, double* out) const {
+  if (header_.dtype != NpyDtype::float64) return name_ + ": read as float, but its data are int8";
+  if (auto e = range_problem(header_, name_, first, count); !e.empty()) return e;
+  if (!header_.from_float32)
+    return read_bytes(header_.data_offset + static_cast<uint64_t>(first) * 8, static_cast<size_t>(count) * 8,
+                      reinterpret_cast<char*>(out));
+  // '<f4': read a bounded block at a time and widen it.
+  const int64_t per_block = static_cast<int64_t>(kNpyStagingBytes / sizeof(float));
+  std::vector<char> staging(static_cast<size_t>(std::min(count, per_block)) * sizeof(float));
+  for (int64_t done = 0; done < count; done += per_block) {
+    const int64_t n = std::min(per_block, count - done);
+    if (auto e = read_bytes(header_.data_offset + static_cast<uint64_t>(first + done) * 4,
+                            static_cast<size_t>(n) * 4, staging.data());
+        !e.empty())
+      return e;
+    widen_float32(staging.data(), static_cast<size_t>(n), out + done);
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// NpyWriter
+
+struct NpyWriter::State {
+  explicit State(const std::string& path) : file(path) {}
+  AtomicFileWriter file;
+  std::string path;
+  NpyDtype dtype = NpyDtype::float64;
+  int64_t expected = 0, written = 0;
+  std::string error;
+  std::string fail(std::string e) {
+    if (error.empty()) error = std::move(e);
+    return error;
+  }
+};
+
+NpyWriter::NpyWriter(const std::string& path, const std::vector<int64_t>& shape, NpyDtype dtype)
+    : s_(std::make_unique<State>(path)) {
+  s_->path = path;
+  s_->dtype = dtype;
+  if (!s_->file.error().empty()) {
+    s_->fail(s_->file.error());
+    return;
+  }
+  int64_t count = 0;
+  if (auto e = shape_problem(shape, itemsize(dtype), count); !e.empty()) {
+    s_->fail("cannot write " + path + ": " + e);
+    return;
+  }
+  s_->expected = count;
+  if (auto e = s_->file.write(header_bytes(shape, dtype, count)); !e.empty()) s_->fail(e);
+}
+
+NpyWriter::~NpyWriter() = default;
+
+const std::string& NpyWriter::error() const { return s_->error; }
+
+std::string NpyWriter::append_int8(const int8_t* data, int64_t count) {
+  if (!s_->error.empty()) return s_->error;
+  if (s_->dtype != NpyDtype::int8) return s_->fail("cannot write " + s_->path + ": int8 data for a float64 file");
+  if (count < 0 || count > s_->expected - s_->written)
+    return s_->fail("cannot write " + s_->path + ": more values than its shape holds");
+  s_->written += count;
+  if (auto e = s_->file.write({reinterpret_cast<const char*>(data), static_cast<size_t>(count)}); !e.empty())
+    return s_->fail(e);
+  return "";
+}
+
+std::string NpyWriter::append_float64(const double* data, int64_t count) {
+  if (!s_->error.empty()) return s_->error;
+  if (s_->dtype != NpyDtype::float64) return s_->fail("cannot write " + s_->path + ": float64 data for an int8 file");
+  if (count < 0 || count > s_->expected - s_->written)
+    return s_->fail("cannot write " + s_->path + ": more values than its shape holds");
+  s_->written += count;
+  if (auto e = s_->file.write({reinterpret_cast<const char*>(data), static_cast<size_t>(count) * sizeof(double)});
+      !e.empty())
+    return s_->fail(e);
+  return "";
+}
+
+std::string NpyWriter::finish() {
+  if (!s_->error.empty()) return s_->error;
+  if (s_->written != s_->expected)
+    return s_->fail("cannot write " + s_->path + ": " + std::to_string(s_->written) + " of its " +
+                    std::to_string(s_->expected) + " values were given");
+  if (auto e = s_->file.finish(); !e.empty()) return s_->fail(e);
+  return "";
+}
+
+std::string NpyWriter::publish() {
+  if (auto e = finish(); !e.empty()) return e;
+  if (auto e = s_->file.publish(); !e.empty()) return s_->fail(e);
+  return "";
+}
+
+std::string NpyWriter::commit() { return publish(); }
+
+std::string npy_header_bytes(const std::vector<int64_t>& shape, NpyDtype dtype) {
+  int64_t count = 0;
+  return header_bytes(shape, dtype, count);
 }
 
 }  // namespace mha

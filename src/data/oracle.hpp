@@ -2,8 +2,10 @@
 //
 // SampleOracle: sample n of an instance is (X_n, F(X_n)) with X_n drawn from
 // (seed, stream, n) and F evaluated on the fast path; unlimited, and any
-// batching gives the same samples. DatasetSource: a fixed dataset (e.g. from
-// .npy files); it has `available()` samples and draws past the end return fewer.
+// batching gives the same samples. DatasetSource: a fixed dataset held in
+// memory (the Python module's arrays, tests); NpyDatasetSource: one in .npy
+// files, read block by block as it is drawn, never whole. Both have
+// `available()` samples, and draws past the end return fewer.
 #pragma once
 
 #include "data/inputs.hpp"
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -111,5 +114,41 @@ struct DatasetOpen {
   std::unique_ptr<DatasetSource> source;
 };
 DatasetOpen open_dataset(NpyArray x, NpyArray y);
+
+// A drawn block of a dataset file holds a value the checks refuse (an int8
+// input other than ±1, a NaN or Inf), or the file cannot be read any more (a
+// read error, truncated since it was opened). One line, naming the entry or
+// the file; the CLI reports it as bad input (exit 2) and writes no output.
+class DatasetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A dataset in X.npy and Y.npy, read on demand. Opening checks the headers
+// (check_dataset_headers, N ≥ 1, k ≤ d); the values are checked block by
+// block as they are drawn (check_dataset_block: the same one-line errors as
+// check_dataset_shapes), so a run reads, and checks, only the samples it
+// draws. draw() throws DatasetError. The memory a draw takes beyond the
+// LabelledBatch it returns is one staging block of at most kNpyStagingBytes.
+// The same samples, bit for bit, as DatasetSource over the arrays read whole.
+class NpyDatasetSource : public SampleSource {
+ public:
+  NpyDatasetSource(std::unique_ptr<NpyReader> x, std::unique_ptr<NpyReader> y);
+  int k() const override { return k_; }
+  int d() const override { return d_; }
+  int64_t available() const override { return n_; }
+  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override;
+
+ private:
+  std::unique_ptr<NpyReader> x_, y_;
+  int64_t n_;
+  int k_, d_;
+};
+
+struct DatasetFilesOpen {
+  std::string error;  // one line when `source` is null
+  std::unique_ptr<NpyDatasetSource> source;
+};
+DatasetFilesOpen open_dataset_files(const std::string& x_path, const std::string& y_path);
 
 }  // namespace mha

@@ -471,24 +471,6 @@ const char* to_string(ConvexBody::QpResult::Status s) {
   return "unknown";
 }
 
-ConvexBody::ConvexBody(int n, double radius) : n_(n), radius_(radius) {
-  if (n < 1) throw std::invalid_argument("ConvexBody: dimension must be >= 1, got " + std::to_string(n));
-  if (!std::isfinite(radius) || radius <= 0)
-    throw std::invalid_argument("ConvexBody: radius must be finite and > 0");
-}
-
-void ConvexBody::add(Slab s) {
-  if (static_cast<int>(s.a.size()) != n_)
-    throw std::invalid_argument("ConvexBody::add: slab normal has " + std::to_string(s.a.size()) +
-                                " entries, body dimension is " + std::to_string(n_));
-  for (double v : s.a)
-    if (!std::isfinite(v)) throw std::invalid_argument("ConvexBody::add: slab normal is not finite");
-  if (!std::isfinite(s.b)) throw std::invalid_argument("ConvexBody::add: slab offset b is not finite");
-  if (!std::isfinite(s.eta) || s.eta < 0)
-    throw std::invalid_argument("ConvexBody::add: slab half-width eta must be finite and >= 0");
-  slabs_.push_back(std::move(s));
-}
-
 void ConvexBody::check_vector(const Eigen::VectorXd& v, const char* what) const {
   if (v.size() != n_)
     throw std::invalid_argument(std::string("ConvexBody: ") + what + " has " + std::to_string(v.size()) +

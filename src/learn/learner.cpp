@@ -1,5 +1,6 @@
 #include "learn/learner.hpp"
 
+#include "learn/checkpoint.hpp"
 #include "learn/format.hpp"
 
 #include "stages/stage1_wsum.hpp"
@@ -31,13 +32,8 @@ double w_sum_error(const MatD& w, const Layer* truth) {
   return (w - ws).norm() / ws.norm();
 }
 
-// One round's products, kept for the selection.
-struct Round {
-  std::optional<SculptResult> sculpt;  // absent under the hull oracle
-  SpanResult span;
-  NetResult net;
-  double validation_error = INFINITY;
-};
+// One round's products, kept for the selection (learner.hpp).
+using Round = LearnRound;
 
 // What every stage of a run shares: the sample stream (each stage takes the
 // next disjoint range, from `offset`), the options, the truth and the report.
@@ -103,9 +99,13 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
                {"rows_certified", sr.rows_certified}, {"constraints", sr.constraints}, {"budget_exhausted", sr.budget_exhausted},
                {"sigma_min_assumed", ro.sculpt.certify.sigma_min}, {"w_error_assumed", ro.sculpt.certify.w_error},
                {"widths", heuristic_widths ? "heuristic (crude W_sum: optimistic sigma_min)" : "certification lemma under the stated assumptions"},
-               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}};
-  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths", rs.tau, (long long)sr.constraints, sr.gap,
-                     heuristic_widths ? "heuristic" : "lemma");
+               {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}, {"tau_effective", sr.tau_effective},
+               {"duplicate_constraints", sr.duplicate_constraints},
+               {"hull_error_bound", sr.hull_distance_bound / sr.hull_point_norm},
+               {"hull_error_typical", sr.hull_distance_typical / sr.hull_point_norm}};
+  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,
+                     (long long)sr.constraints, sr.gap, heuristic_widths ? "heuristic" : "lemma",
+                     sr.hull_distance_bound / sr.hull_point_norm, sr.hull_distance_typical / sr.hull_point_norm);
   if (ro.sculpt.certify.label_noise > 0 || ro.sculpt.certify.float32_labels) {
     r.details["label_noise_assumed"] = ro.sculpt.certify.label_noise;
     r.details["float32_labels"] = ro.sculpt.certify.float32_labels;
@@ -149,18 +149,50 @@ std::string empty_body_message(const Pipeline& p, const ResculptResult& rs, int 
   return format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
 }
 
+// The least-squares centre costs O(N·d⁴) time and N·d² doubles: at d = 64, 8·d² slabs
+// would take 1 GB and a 32768 × 4096 QR; 2¹⁴ slabs (4 per unknown there) keep most of
+// the gain (at d = 32, 4·d² slabs gave 1.4e−4 against 1.2e−4 for 8·d²: docs/variants.md).
+constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
+
+int64_t final_sculpt_budget(const LearnOptions& o) {
+  if (o.final_sculpt_samples != 0) return o.final_sculpt_samples;
+  // m = 3: the body's error falls ∝ 1/√S, so 8× the samples buy ~2.8× (1e−3 at
+  // (16,2,3)); m ≥ 4 (∝ S^{−1/3} or slower) gains too little for the time.
+  return o.m == 3 ? 256000000 : 32000000;
+}
+
+// The paper variant's stage-4 τ: rows where every head agrees exactly still have
+// the residual ‖v̂X(W_Σ − Ŵ)‖ ≤ w_error‖v̂X‖ (the certification lemma's W term),
+// about w_error·√d/‖Ŵ‖_F of ‖y_a‖ for a typical row; τ is twice that, and at
+// least paper_tau.
+double paper_tau(const LearnOptions& o, const MatD& w_sum, double w_error) {
+  return std::max(o.paper_tau, 2 * w_error * std::sqrt(double(w_sum.rows())) / w_sum.norm());
+}
+
+// Whether the lemma's widths left too little to go on: no row (paper), or — extended —
+// fewer independent slabs than the hull's constrained directions (d² − (m − 1)), so the
+// hull is not determined (measured at (16,3,2): 15 slabs from 2·10⁶ samples when stage
+// 3's W_Σ was 2% off; docs/variants.md).
+bool lemma_widths_too_few(const Pipeline& p, const ResculptResult& rs) {
+  if (p.o.variant == LearnVariant::paper) return rs.pilot_eligible_rows == 0;
+  return rs.sculpt.report.numerical_rank < p.d * p.d - (p.m - 1);
+}
+
 // Stage 2 (round 0) or 4: sculpt with the current W_Σ and an adaptive τ. The
 // body is empty when no row was certified.
-SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error) {
+SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, bool final_round = false) {
   const bool crude = crude_widths(p, round);
   ResculptOptions ro = sculpt_round_options(p.o, crude ? 0 : std::max(round, 1), p.d, p.k, w_error);
+  if (final_round) ro.sculpt.max_samples = final_sculpt_budget(p.o);
+  if (ro.fixed_tau) ro.sculpt.certify.tau = paper_tau(p.o, w_sum, w_error);
   ro.sculpt.first_sample = p.offset;
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
   bool heuristic_widths = crude;
-  if (!crude && rs.pilot_eligible_rows == 0) {
+  if (!crude && lemma_widths_too_few(p, rs)) {
     // Under the stated assumptions every row's width is vacuous (δ ≥ v̂): the
     // refined W_Σ is not yet accurate enough. Fall back to round 0's heuristic
-    // widths rather than certify nothing; the report says so.
+    // widths rather than certify nothing; the report says so. (Without a pilot
+    // the same samples are read again: they gave nothing.)
     p.offset += rs.pilot_samples;
     ro.sculpt.first_sample = p.offset;
     ro.sculpt.certify.sigma_min = p.o.crude_sigma_min;
@@ -218,6 +250,19 @@ StageRecord net_record(const Pipeline& p, const Round& cur, int round) {
   r.summary = format("net %d/axis (%lld tuples) then refined to step %.1e%s: validation error %.2e",
                      nr.grid_per_axis, (long long)nr.tuples_exhaustive, nr.final_resolution,
                      nr.refine_capped ? " (iteration cap)" : "", cur.validation_error);
+  // m ≥ 3: the grid pruned to the ball, refined head by head (m = 2 keeps its committed keys and line).
+  if (nr.grid_centred || nr.refine_head_wise) {
+    r.details["grid_cells"] = nr.grid_cells;
+    r.details["grid_points"] = nr.grid_points;
+    r.details["grid"] = nr.grid_centred ? "cell centres meeting the ball (proofs/net_pruning.md)" : "interval vertices";
+    r.details["refinement"] = nr.refine_head_wise ? "head by head" : "joint";
+    r.details["refine_extrapolations"] = nr.refine_extrapolations;
+    r.summary = format("net %d/axis, %lld of %lld cells in the ball (%lld tuples), then %s to step %.1e%s: "
+                       "validation error %.2e",
+                       nr.grid_per_axis, (long long)nr.grid_points, (long long)nr.grid_cells,
+                       (long long)nr.tuples_exhaustive, nr.refine_head_wise ? "head by head" : "jointly",
+                       nr.final_resolution, nr.refine_capped ? " (iteration cap)" : "", cur.validation_error);
+  }
   if (p.truth_instance) {
     const LayerErrors e = compare_layers(cur.net.layer, *p.truth_instance, p.o.test_seed, 0, p.o.threads);
     r.details["theta_max_rel"] = e.theta_max_rel;
@@ -238,11 +283,14 @@ bool run_net(Pipeline& p, int round, Round& cur, const LabelledBatch& validation
     return true;
   }
   NetOptions no = p.o.net;
+  if (p.o.variant == LearnVariant::paper) no.max_refine_iterations = 0;  // the exhaustive net alone
   no.threads = p.o.threads;
   no.radius = p.o.sculpt.sculpt.radius;
   no.first_sample = p.offset;
   try {
     cur.net = search_net(p.source, cur.span.hull_point, cur.span.hull_directions, p.m, no);
+  } catch (const DatasetError&) {
+    throw;  // bad data, not a failed round: the caller reports it
   } catch (const std::exception& e) {
     p.rep.message = format("round %d: %s", round, e.what());
     return false;
@@ -274,9 +322,39 @@ StageRecord margin_record(const MarginResult& s3, int round) {
   return r;
 }
 
+// Stage 3's proxies: the paper's minimum-norm point of K (the centre of the
+// body's least squares), or — extended, once the round has a layer that fits
+// (relative validation error below kHeadsAsProxiesFit) — the net's heads, so that
+// an event needs every estimated head large-margin on one token (measured at
+// (16,2,3): 1.5% of events with a true head not large-margin against 48% with
+// the centre; docs/variants.md). A layer that does not fit (round 0's
+// crude body) says nothing about the heads' margins.
+constexpr double kHeadsAsProxiesFit = 1e-2;
+
+struct MarginProxies {
+  std::vector<MatD> thetas;
+  bool heads = false;  // the net's heads (else the body's centre)
+};
+
+MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round) {
+  MarginProxies out;
+  if (p.o.variant == LearnVariant::extended && round.net.layer.m() == p.m && round.validation_error < kHeadsAsProxiesFit) {
+    for (const auto& h : round.net.layer.heads) out.thetas.push_back(h.theta);
+    out.heads = true;
+  } else {
+    out.thetas.push_back(Eigen::Map<const MatD>(round.sculpt->centre.x0.data(), p.d, p.d));
+  }
+  return out;
+}
+
+// The margin-stability lemma: with both margins ≥ M, each softmax is within
+// 2(k−1)e^{−M} of the same one-hot vector in ℓ1 (proofs/margin_stability.md), so
+// M = ln(2(k−1)/target) bounds an event's pattern error by the target.
+double paper_margin_threshold(const LearnOptions& o, int k) { return std::log(2.0 * (k - 1) / o.paper_margin_target); }
+
 // Stage 3: refine W_Σ with large-margin events of the proxy (fast: the
 // minimum-norm point of the least-squares affine set), or the exact W_Σ.
-MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
+MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
   if (p.o.oracle.stage3) {
     MarginResult exact;
     exact.w_sum = true_w_sum(p);
@@ -285,11 +363,16 @@ MarginResult run_margin(Pipeline& p, int round, const MatD& proxy) {
     return exact;
   }
   MarginOptions mo = p.o.margin;
+  if (p.o.variant == LearnVariant::paper) mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
+  if (proxies.heads) mo.accept_fraction = p.o.heads_accept_fraction;
   mo.threads = p.o.threads;
   mo.first_sample = p.offset;
-  MarginResult s3 = refine_wsum(p.source, proxy, mo, p.truth);
+  MarginResult s3 = refine_wsum(p.source, proxies.thetas, mo, p.truth);
   p.offset += s3.report.pilot_samples + s3.report.samples;
-  p.record(margin_record(s3, round));
+  StageRecord r = margin_record(s3, round);
+  r.details["proxy"] = proxies.heads ? "the net's heads" : "the body's centre";
+  if (proxies.heads) r.summary += "; proxies: the net's heads";
+  p.record(std::move(r));
   return s3;
 }
 
@@ -418,6 +501,7 @@ void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, ui
   p.rep.noise->final_fit = plan;
 }
 
+
 }  // namespace
 
 ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
@@ -428,7 +512,45 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   ro.sculpt.certify.label_noise = o.label_noise;
   ro.sculpt.certify.float32_labels = o.float32_labels;
   if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
+  if (o.variant == LearnVariant::paper) {
+    ro.sculpt.all_rows = false;
+    ro.sculpt.certify.v_min = 0;
+    ro.sculpt.selection = SculptOptions::Selection::threshold;
+    // Stage 4 with the fixed τ, over its whole budget. Stage 2's residuals cannot go
+    // below the crude Ŵ's error (10–20%, which the W-sum lemma does not bound), so
+    // there τ is the pilot's quantile, as in the extended variant's round 0.
+    if (round > 0) {
+      ro.sculpt.certify.tau = o.paper_tau;
+      ro.fixed_tau = true;
+      if (ro.sculpt.target_constraints == 0) ro.sculpt.target_constraints = std::numeric_limits<int64_t>::max();
+    }
+  } else if (round > 0) {
+    ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
+    ro.sculpt.selection = SculptOptions::Selection::best_rows;
+    ro.sculpt.distinct_constraints = true;
+    if (ro.sculpt.target_constraints == 0)
+      ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, kMaxExtendedSlabs);
+  }
   return ro;
+}
+
+const char* to_string(LearnVariant v) { return v == LearnVariant::paper ? "paper" : "extended"; }
+
+std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v) {
+  if (v == LearnVariant::paper)
+    return {{"rows", "row 1 of each sample only"},
+            {"v_min", "none beyond the lemma's v̂_j > δ"},
+            {"tau", "stage 4: twice the residual the lemma's W-error term leaves (at least paper_tau), over the whole budget; stage 2: a pilot's quantile (the crude Ŵ's error is not bounded)"},
+            {"stage 3 margin", "fixed M = ln(2(k−1)/paper_margin_target) (margin-stability lemma)"},
+            {"rounds", "one pass: 1, 2, 3, 4, 5, 6; the stage-4 layer is returned"},
+            {"stage 6", "the exhaustive net only"}};
+  return {{"rows", "every row"},
+          {"v_min", "0.05, per pair of entries (rounds ≥ 1; every entry in round 0)"},
+          {"tau", "adaptive: the smallest residuals over the whole budget for 8·d² slabs (rounds ≥ 1; a pilot's quantile in round 0)"},
+          {"duplicates", "identical slabs dropped (rounds ≥ 1)"},
+          {"stage 3 margin", "adaptive: the top accept_fraction of a pilot's margins"},
+          {"rounds", "3 ⇄ 4 while the estimates improve, then a final stage-4 round with final_sculpt_samples; the best by validation"},
+          {"stage 6", "the exhaustive net, then pattern-search refinement"}};
 }
 
 std::string check_learn_input(int k, int d, int m) {
@@ -461,107 +583,288 @@ std::vector<std::string> oracle_stage_names(const OracleStages& o) {
   return names;
 }
 
-LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& options, const Instance* truth_instance) {
+namespace {
+
+// ---- The driver: steps between safe points ------------------------------------
+
+// Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later
+// round changes feeds them. The paper variant runs one pass: stage 2 (round 0), then 4.
+int max_rounds(const LearnOptions& o) {
+  return o.oracle.hull || o.oracle.stage6 ? 1 : o.variant == LearnVariant::paper ? 2 : o.max_rounds;
+}
+
+// The extended variant's final stage-4 round, once, with the stage-3 W_Σ of
+// smallest standard error (none under the hull or stage-6 oracles).
+bool wants_final_round(const LearnOptions& o, const LearnState& s) {
+  return o.variant == LearnVariant::extended && !o.oracle.hull && !o.oracle.stage6 && final_sculpt_budget(o) > 0 &&
+         !s.final_round && std::isfinite(s.final_w_standard_error);
+}
+
+// One run of the driver: the pipeline, the state it advances, the shared
+// validation set, and the clock (the state's seconds count earlier parts).
+struct Run {
+  Pipeline& p;
+  LearnState& s;
+  const LabelledBatch& validation;
+  const SampleSource& full_source;  // polishing draws from the reserved tail of a finite dataset
+  bool finite;
+  std::chrono::steady_clock::time_point start;
+  double seconds_before;            // of the parts before this process's
+
+  double elapsed() const { return seconds_before + seconds_since(start); }
+  // The rounds end — by their rule (`completed`: the extended variant's final
+  // round follows) or by a failure or the time budget (straight to the reference paths).
+  void end_rounds(bool completed = false) {
+    s.current.reset();
+    if (completed && wants_final_round(p.o, s)) {
+      s.final_round = true;
+      ++s.round;
+      s.next = LearnStep::sculpt;
+      return;
+    }
+    s.next = LearnStep::reference;
+  }
+};
+
+// Stage 2 or 4 (or the hull oracle) opens round s.round, unless the time budget is spent.
+void step_sculpt(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  // Under MPI (o.net.processes) every rank follows rank 0's clock, so all run the same rounds.
+  if (first_process_value(p.o.net.processes, p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds)) {
+    p.rep.message = format("time budget of %.0f s reached before round %d", p.o.max_seconds, s.round);
+    return run.end_rounds();
+  }
+  s.current.emplace();
+  if (p.o.oracle.hull) {
+    p.record(oracle_record(s.round == 0 ? "2" : "4", s.round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
+    s.current->span = true_hull(p);
+    s.next = LearnStep::net;
+    return;
+  }
+  const MatD& w_sum = s.final_round ? s.final_w_sum : s.w_sum;
+  const double w_error = s.final_round ? s.final_w_error : s.w_error_assumed;
+  s.current->sculpt = run_sculpt(p, s.round, w_sum, w_error, s.final_round);
+  if (s.current->sculpt->body.size() == 0) return run.end_rounds();  // run_sculpt said why
+  if (p.o.variant == LearnVariant::paper && s.round + 1 < max_rounds(p.o)) {
+    // The paper runs stages 5 and 6 once, on the stage-4 body: stage 2's goes to stage 3.
+    p.rep.round_validation_error.push_back(NAN);  // no layer in this round
+    s.next = LearnStep::margin;
+    return;
+  }
+  s.next = LearnStep::span;
+}
+
+void step_span(Run& run) {
+  LearnRound& cur = *run.s.current;
+  cur.span = run_span(run.p, run.s.round, *cur.sculpt);
+  run.s.next = LearnStep::net;
+}
+
+// Stage 6, then the selection: the round is kept when its layer validates
+// better. Rounds alternate while the estimates improve: this round's layer
+// (validation) or the last stage-3 W_Σ (its standard error fell by a third or
+// more) — when the hull is still crude, W_Σ can keep improving before the layer does.
+void step_net(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  const int round = s.round;
+  if (!run_net(p, round, *s.current, run.validation)) return run.end_rounds();
+  const bool layer_improved = !s.best || s.current->validation_error < p.rep.round_validation_error[p.rep.best_round];
+  // The paper variant returns its stage-4 layer; the extended one the best by validation.
+  if (layer_improved || p.o.variant == LearnVariant::paper) {
+    p.rep.best_round = round;
+    s.best = *s.current;
+  }
+  if (s.final_round) return run.end_rounds();
+  if (p.o.variant == LearnVariant::extended && !layer_improved && !s.last_w_improved) {
+    p.rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
+    return run.end_rounds(true);
+  }
+  if (round + 1 == max_rounds(p.o)) return run.end_rounds(true);
+  s.next = LearnStep::margin;
+}
+
+// Stage 3 refines W_Σ from this round's proxy for the next round.
+void step_margin(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  const MarginResult s3 = run_margin(p, s.round, margin_proxies(p, *s.current));
+  if (s3.report.event_rank < p.d) {
+    p.rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", s.round,
+                           s3.report.event_rank);
+    return run.end_rounds();
+  }
+  s.w_sum = s3.w_sum;
+  s.w_error_assumed = p.o.w_error_factor * s3.report.standard_error;
+  s.last_w_improved = s3.report.relative_standard_error < s.last_w_standard_error / 1.5;
+  s.last_w_standard_error = s3.report.relative_standard_error;
+  if (s3.report.relative_standard_error < s.final_w_standard_error) {
+    s.final_w_sum = s.w_sum;
+    s.final_w_error = s.w_error_assumed;
+    s.final_w_standard_error = s3.report.relative_standard_error;
+  }
+  s.current.reset();
+  ++s.round;
+  s.next = LearnStep::sculpt;
+}
+
+// The reference paths on the selected round and the paper's stages' errors;
+// the run fails here when no round completed.
+void step_reference(Run& run) {
+  Pipeline& p = run.p;
+  LearnState& s = run.s;
+  if (!s.best) {
+    p.rep.seconds = run.elapsed();
+    p.rep.samples_total = p.rep.samples_paper = p.offset;
+    if (p.rep.message.empty()) p.rep.message = "no round completed";
+    s.next = LearnStep::done;
+    return;
+  }
+  const LearnRound& best = *s.best;
+  // The reference paths check the body the selected layer came from: none under
+  // the hull oracle, and an unused one under the stage-6 oracle.
+  if (best.sculpt && !p.o.oracle.stage6) run_reference_paths(p, *best.sculpt);
+  if (p.truth_instance) {
+    const Instance& truth = *p.truth_instance;
+    p.rep.errors_coarse_net = compare_layers(best.net.coarse_layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
+    p.rep.errors_before_polish = compare_layers(best.net.layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
+  }
+  p.rep.samples_paper = p.offset;
+  s.layer = best.net.layer;
+  s.next = p.o.polish ? LearnStep::polish : LearnStep::finish;
+}
+
+// Polishing, then the final fit when polishing stopped at a noise floor, and
+// the noise report from the last fit (learn/noise.hpp).
+void step_polish(Run& run) {
+  Pipeline& p = run.p;
+  LearnResult polished;
+  polished.layer = run.s.layer;
+  const uint64_t first = run.finite ? static_cast<uint64_t>(p.source.available()) : p.offset;
+  const PolishReport polish = run_polish(p, run.full_source, first, run.s.best->net.layer, polished);
+  run_final_fit(p, run.full_source, run.finite, run.finite ? static_cast<uint64_t>(p.rep.samples_paper) : p.offset,
+                polish, polished);
+  run.s.layer = std::move(polished.layer);
+  run.s.next = LearnStep::finish;
+}
+
+void step_finish(Run& run) {
+  Pipeline& p = run.p;
+  if (!p.o.polish)
+    p.rep.noise = unpolished_noise(p.rep.round_validation_error[p.rep.best_round], p.rep.validation_samples,
+                                   p.o.float32_labels, p.o.label_noise);
+  if (p.truth_instance)
+    p.rep.errors = compare_layers(run.s.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
+  p.rep.samples_total = p.offset;
+  p.rep.seconds = run.elapsed();
+  p.rep.ok = true;
+  run.s.next = LearnStep::done;
+}
+
+void advance(Run& run) {
+  switch (run.s.next) {
+    case LearnStep::stage1:
+      run.s.w_sum = run_stage1(run.p);
+      run.s.next = LearnStep::sculpt;
+      return;
+    case LearnStep::sculpt: return step_sculpt(run);
+    case LearnStep::span: return step_span(run);
+    case LearnStep::net: return step_net(run);
+    case LearnStep::margin: return step_margin(run);
+    case LearnStep::reference: return step_reference(run);
+    case LearnStep::polish: return step_polish(run);
+    case LearnStep::finish: return step_finish(run);
+    case LearnStep::done: return;
+  }
+}
+
+// CRC-64 of the validation set's inputs and labels: a resumed run must draw the
+// same samples (same source, seed, label noise), whatever else the caller checked.
+uint64_t validation_digest(const LabelledBatch& batch) {
+  Crc64 crc;
+  for (int64_t i = 0; i < batch.x.count; ++i) {
+    const MatD x = batch.x.sample(i);
+    crc.process_bytes(x.data(), sizeof(double) * static_cast<size_t>(x.size()));
+  }
+  crc.process_bytes(batch.y.data(), sizeof(double) * batch.y.size());
+  return crc.checksum();
+}
+
+LearnResult interrupted(LearnState s, const Pipeline& p) {
+  LearnResult result;
+  result.report = std::move(s.report);
+  LearnReport& rep = result.report;
+  rep.ok = false;
+  rep.interrupted = true;
+  rep.safe_point = safe_point_name(s);
+  rep.message = "interrupted " + rep.safe_point;
+  rep.samples_total = p.offset;
+  rep.seconds = s.seconds;
+  return result;
+}
+
+}  // namespace
+
+std::string check_resume(const LearnState& s, int d, int k, int m, const LearnOptions& o) {
+  if (s.d != d || s.k != k || s.m != m)
+    return format("the checkpoint is of (d,k,m) = (%d,%d,%d), this run's (%d,%d,%d)", s.d, s.k, s.m, d, k, m);
+  if (!s.final_round && s.round >= max_rounds(o))
+    return format("the checkpoint is in round %d, this run has at most %d rounds", s.round, max_rounds(o));
+  if (s.next == LearnStep::stage1 || s.next == LearnStep::done) return "the state is not at a safe point";
+  return "";
+}
+
+LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& options, const Instance* truth_instance,
+                        const LearnState* resume) {
   LearnOptions o = options;  // float32_labels is set from the validation labels below
   if (o.oracle.any() && !truth_instance)
     throw std::invalid_argument("oracle stages need the true instance, not a dataset");
+  const int k = full_source.k(), d = full_source.d(), m = o.m;
+  if (resume)
+    if (auto e = check_resume(*resume, d, k, m, o); !e.empty()) throw std::invalid_argument(e);
   const auto start = std::chrono::steady_clock::now();
-  const int m = o.m;
   // A finite dataset keeps the samples polishing needs at its end, out of the stages' reach.
   const bool finite = full_source.available() < std::numeric_limits<int64_t>::max();
-  const int64_t polish_reserve =
-      finite && o.polish ? polish_samples_needed(full_source.d(), full_source.k(), m, o.polish_options) : 0;
+  const int64_t polish_reserve = finite && o.polish ? polish_samples_needed(d, k, m, o.polish_options) : 0;
   const PrefixSource source(full_source, full_source.available() - polish_reserve);
-  LearnResult result;
-  LearnReport& rep = result.report;
-  Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, rep,
-             full_source.k(), full_source.d(), m, polish_reserve};
-  // Stages 2, 4 and 5 (hull oracle) or 6 (stage-6 oracle) replaced: nothing a later round changes feeds them.
-  const int max_rounds = o.oracle.hull || o.oracle.stage6 ? 1 : o.max_rounds;
+  LearnState s = resume ? *resume : LearnState{};
+  Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, s.report,
+             k, d, m, polish_reserve};
 
   // The shared validation set comes first in the stream, so it is the same whatever the budgets.
-  const LabelledBatch validation = source.draw(p.offset, o.validation_samples, o.threads);
-  p.offset += validation.x.count;
-  rep.validation_samples = validation.x.count;
-  if (validation.x.count == 0) {
-    rep.message = "no samples for validation";
-    return result;
-  }
+  const LabelledBatch validation = source.draw(0, o.validation_samples, o.threads);
   o.float32_labels = o.float32_labels || labels_are_float32(validation.y);
-
-  MatD w_sum = run_stage1(p);
-  double w_error_assumed = 0;
-  bool last_w_improved = true;
-  double last_w_standard_error = INFINITY;
-  std::vector<Round> rounds;
-  for (int round = 0; round < max_rounds; ++round) {
-    if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) {
-      rep.message = format("time budget of %.0f s reached before round %d", o.max_seconds, round);
-      break;
-    }
-    Round cur;
-    if (o.oracle.hull) {
-      p.record(oracle_record(round == 0 ? "2" : "4", round, "the true affine hull of the Θ_i (stages 2, 4, 5)"));
-      cur.span = true_hull(p);
-    } else {
-      cur.sculpt = run_sculpt(p, round, w_sum, w_error_assumed);
-      if (cur.sculpt->body.size() == 0) break;  // run_sculpt said why
-      cur.span = run_span(p, round, *cur.sculpt);
-    }
-    if (!run_net(p, round, cur, validation)) break;
-    const bool layer_improved = rounds.empty() || cur.validation_error < rep.round_validation_error[rep.best_round];
-    if (layer_improved) rep.best_round = round;
-    rounds.push_back(std::move(cur));
-    // Alternate while the estimates improve: this round's layer (validation) or
-    // the last stage-3 W_Σ (its standard error fell by a third or more) — when the
-    // hull is still crude, W_Σ can keep improving before the layer does.
-    if (!layer_improved && !(last_w_improved)) {
-      rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
-      break;
-    }
-    if (round + 1 == max_rounds) break;
-
-    const MatD proxy = Eigen::Map<const MatD>(rounds.back().sculpt->centre.x0.data(), p.d, p.d);
-    const MarginResult s3 = run_margin(p, round, proxy);
-    if (s3.report.event_rank < p.d) {
-      rep.message = format("round %d: stage 3 found too few events to refine W_sum (rank %d < d)", round, s3.report.event_rank);
-      break;
-    }
-    w_sum = s3.w_sum;
-    w_error_assumed = o.w_error_factor * s3.report.standard_error;
-    last_w_improved = s3.report.relative_standard_error < last_w_standard_error / 1.5;
-    last_w_standard_error = s3.report.relative_standard_error;
-  }
-  if (rounds.empty()) {
-    rep.seconds = seconds_since(start);
-    rep.samples_total = rep.samples_paper = p.offset;
-    if (rep.message.empty()) rep.message = "no round completed";
-    return result;
-  }
-  const Round& best = rounds[rep.best_round];
-  // The reference paths check the body the selected layer came from: none under
-  // the hull oracle, and an unused one under the stage-6 oracle.
-  if (best.sculpt && !o.oracle.stage6) run_reference_paths(p, *best.sculpt);
-
-  result.paper_layer = best.net.layer;
-  result.layer = best.net.layer;
-  if (truth_instance) {
-    rep.errors_coarse_net = compare_layers(best.net.coarse_layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
-    rep.errors_before_polish = compare_layers(best.net.layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
-  }
-  rep.samples_paper = p.offset;
-  if (o.polish) {
-    const PolishReport polish =
-        run_polish(p, full_source, finite ? static_cast<uint64_t>(source.available()) : p.offset, best.net.layer, result);
-    run_final_fit(p, full_source, finite, finite ? static_cast<uint64_t>(rep.samples_paper) : p.offset, polish, result);
+  if (resume) {
+    if (validation_digest(validation) != s.validation_digest)
+      throw std::invalid_argument("the checkpoint was made from other samples (its validation set differs)");
+    s.report.resumed_at.push_back(safe_point_name(s));
+    p.offset = s.offset;
   } else {
-    rep.noise = unpolished_noise(rep.round_validation_error[rep.best_round], rep.validation_samples, o.float32_labels,
-                                 o.label_noise);
+    s.d = d, s.k = k, s.m = m;
+    s.report.variant = o.variant;
+    s.validation_digest = validation_digest(validation);
+    p.offset = validation.x.count;
+    s.report.validation_samples = validation.x.count;
+    if (validation.x.count == 0) {
+      s.report.message = "no samples for validation";
+      return LearnResult{{}, {}, std::move(s.report)};
+    }
   }
-  if (truth_instance) rep.errors = compare_layers(result.layer, *truth_instance, o.test_seed, o.test_samples, o.threads);
-  rep.samples_total = p.offset;
-  rep.seconds = seconds_since(start);
-  rep.ok = true;
+
+  Run run{p, s, validation, full_source, finite, start, s.seconds};
+  while (s.next != LearnStep::done) {
+    advance(run);
+    s.offset = p.offset;
+    s.seconds = run.elapsed();
+    if (s.next != LearnStep::done && o.at_safe_point && !o.at_safe_point(s)) return interrupted(std::move(s), p);
+  }
+  LearnResult result;
+  if (s.best && s.report.ok) {
+    result.paper_layer = s.best->net.layer;
+    result.layer = std::move(s.layer);
+  }
+  result.report = std::move(s.report);
   return result;
 }
 
@@ -576,7 +879,9 @@ json to_json(const LearnReport& r) {
     j["summary"] = s.summary;
     stages.push_back(j);
   }
-  json out = {{"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
+  json choices = json::object();
+  for (const auto& [name, value] : variant_choices(r.variant)) choices[name] = value;
+  json out = {{"variant", to_string(r.variant)}, {"variant_choices", choices}, {"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
               {"samples_paper_stages", r.samples_paper}, {"samples_polish", r.samples_polish},
               {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", r.seconds}, {"ok", r.ok}, {"message", r.message}};
   if (r.noise) out["noise"] = to_json(*r.noise);
@@ -585,11 +890,18 @@ json to_json(const LearnReport& r) {
   if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
   if (r.errors_before_polish) out["errors_before_polish"] = errors_json(*r.errors_before_polish);
   if (r.errors) out["errors"] = errors_json(*r.errors);
+  // Only when they apply: an uninterrupted run's report keeps its earlier keys.
+  if (r.interrupted) {
+    out["interrupted"] = true;
+    out["safe_point"] = r.safe_point;
+  }
+  if (!r.resumed_at.empty()) out["resumed_at"] = r.resumed_at;
   return out;
 }
 
 std::string format_table(const LearnReport& r) {
   std::ostringstream out;
+  out << format("variant: %s\n", to_string(r.variant));
   out << format("%-7s %5s %11s %8s  %s\n", "stage", "round", "samples", "seconds", "what it did");
   for (const auto& s : r.stages)
     out << format("%-7s %5s %11lld %8.2f  %s\n", s.stage.c_str(), s.round >= 0 ? std::to_string(s.round).c_str() : "-",

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
@@ -54,8 +55,32 @@ struct OracleStages {
 std::string parse_oracle_stages(const std::string& list, OracleStages& out);
 std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
 
+struct LearnState;  // below: the driver's state at a safe point
+
+// Two named variants of the paper's stages (docs/variants.md, lists each
+// choice with the measurement behind it):
+//   paper     the stages as the paper writes them, with the parameters its lemmas give
+//             where they are computable: certification of row 1 only; no v_min floor
+//             beyond the lemma's v̂_j > δ; stage 4's τ from the lemma's W-error term
+//             (twice the residual it leaves, at least paper_tau); stage 3 with the fixed margin of the
+//             margin-stability lemma for the target paper_margin_target,
+//             M = ln(2(k−1)/target); one pass 1 → 2 → 3 → 4 → 5 → 6 (the layer of the
+//             stage-4 body is returned, no selection by validation); the exhaustive
+//             net alone, at the resolution --net-tuples affords.
+//   extended  the project's choices: every row certified; v_min = 0.05 per pair of
+//             entries (pairwise rule); τ adaptive — the rows of smallest residual
+//             over the whole budget, just enough for 8·d² distinct slabs (rounds ≥ 1);
+//             identical slabs dropped; stage 3's adaptive margin; rounds of 3 ⇄ 4
+//             while the estimates improve, the best by validation; a final stage-4
+//             round with final_sculpt_samples; the net refined by pattern search.
+enum class LearnVariant { paper, extended };
+const char* to_string(LearnVariant variant);
+// The variant's choices as (name, value) lines for the report.
+std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant variant);
+
 struct LearnOptions {
   int m = 0;                         // heads
+  LearnVariant variant = LearnVariant::extended;
   int threads = 1;
   double max_seconds = 0;            // overall time budget (0: none): no new round starts after it
   int64_t stage1_samples = 200000;
@@ -77,6 +102,16 @@ struct LearnOptions {
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
   OracleStages oracle;               // stages replaced by the truth (needs it; learn_layer throws without)
+  // extended: the final stage-4 round's budget; 0: 2.56·10⁸ for m = 3, 3.2·10⁷ otherwise
+  // (the body's error falls ∝ 1/S at m = 2 and ∝ 1/√S at m = 3, so there 8× the
+  // samples buy ~2.8×: docs/variants.md); negative: no final round.
+  int64_t final_sculpt_samples = 0;
+  // extended: stage 3's accept fraction when the net's heads are its proxies (rounds ≥ 1
+  // with a fitting layer): a higher margin M, a smaller bias 2(k−1)e^{−M} (docs/variants.md).
+  double heads_accept_fraction = 1e-4;
+  int64_t extended_constraints_per_unknown = 8;  // extended: rounds ≥ 1 keep this many slabs per entry of Θ
+  double paper_tau = 1e-3;           // paper: stage 4's τ, at least this (learner.cpp, paper_tau)
+  double paper_margin_target = 1e-2; // paper: stage 3's margin M = ln(2(k−1)/target)
   // Stage 5, fast path and (on the selected round) its LP-width reference. Tests
   // and the fault-injection build of the CLI swap in a wrong copy to see the
   // reference check reject it (reference_disagreement).
@@ -89,6 +124,12 @@ struct LearnOptions {
   bool float32_labels = false;       // set by learn_layer from the validation labels
   int64_t final_fit_samples = 131072;  // the final fit's budget on an oracle (a dataset: all remaining samples); 0: none
   double final_fit_max_bytes = 4e9;  // the final fit's memory cap (final_fit_bytes_per_sample)
+  // Called at every safe point (after stage 1, after each step of a round, before
+  // the reference paths, before polishing, before the final evaluation) with the
+  // state a run can be resumed from
+  // (learn/checkpoint.hpp writes it); returning false stops the run there: the
+  // result's report then says "interrupted" (LearnReport::interrupted). Unset: no stops.
+  std::function<bool(const LearnState&)> at_safe_point;
 };
 
 struct StageRecord {
@@ -100,7 +141,11 @@ struct StageRecord {
   nlohmann::json details;
 };
 
+// A field added here must also be written and read by learn/checkpoint.cpp
+// (report_to_json, report_from_json): a resumed run's report comes from there
+// (tests/learn/test_checkpoint.cpp compares to_json before and after).
 struct LearnReport {
+  LearnVariant variant = LearnVariant::extended;
   std::vector<StageRecord> stages;
   std::vector<double> round_validation_error;
   int best_round = -1;
@@ -113,6 +158,12 @@ struct LearnReport {
   std::optional<NoiseReport> noise;
   int64_t samples_final_fit = 0;
   std::optional<LayerErrors> errors_before_final_fit;  // when the final fit ran (truth only)
+  // Stopped at a safe point by LearnOptions::at_safe_point (ok is then false):
+  // `safe_point` names it (safe_point_name). Never part of a checkpoint.
+  bool interrupted = false;
+  std::string safe_point;
+  // The safe points this run was resumed from, oldest first (empty: never interrupted).
+  std::vector<std::string> resumed_at;
 };
 
 struct LearnResult {
@@ -120,6 +171,51 @@ struct LearnResult {
   Layer paper_layer;  // the stage-6 layer of the best round
   LearnReport report;
 };
+
+// One round's products, as the driver keeps them: the sculpted body and its
+// centre (absent under the hull oracle), the hull stage 6 searched, the net's
+// layers and the round's validation error. The stage reports live in the
+// report's records.
+struct LearnRound {
+  std::optional<SculptResult> sculpt;
+  SpanResult span;
+  NetResult net;
+  double validation_error = INFINITY;
+};
+
+// What the driver runs next. A safe point lies between two steps.
+enum class LearnStep { stage1, sculpt, span, net, margin, reference, polish, finish, done };
+
+// The driver's state at a safe point: everything the rest of the run depends
+// on besides (source, options), so that continuing from it gives the bytes an
+// uninterrupted run gives. learn/checkpoint.hpp writes and reads it exactly and
+// names its safe points (safe_point_name).
+struct LearnState {
+  int d = 0, k = 0, m = 0;
+  LearnStep next = LearnStep::stage1;
+  int round = 0;                       // the round of `next` (sculpt, span, net, margin)
+  uint64_t offset = 0;                 // next unused sample of the stream
+  uint64_t validation_digest = 0;      // CRC-64 of the validation set (checks a resumed run's samples)
+  double seconds = 0;                  // wall-clock time of the run so far, every part of it
+  MatD w_sum;                          // the current W_Σ (stage 1's, then stage 3's)
+  double w_error_assumed = 0;          // assumed ‖W_Σ − Ŵ‖_op for the next sculpt
+  bool last_w_improved = true;         // the last stage-3 standard error fell by a third or more
+  double last_w_standard_error = INFINITY;
+  // The extended variant's final round: whether the current round is it, and the
+  // stage-3 W_Σ of smallest relative standard error it sculpts with.
+  bool final_round = false;
+  MatD final_w_sum;
+  double final_w_error = 0;
+  double final_w_standard_error = INFINITY;
+  std::optional<LearnRound> best;      // the round selected so far (report.best_round)
+  std::optional<LearnRound> current;   // the round in progress (next: span, net or margin)
+  Layer layer;                         // the result so far (next: polish, finish)
+  LearnReport report;                  // the report so far
+};
+
+// "" when a run on (d, k, m) with `options` can continue from `state`, else one
+// line saying what differs (learn_layer throws std::invalid_argument with it).
+std::string check_resume(const LearnState& state, int d, int k, int m, const LearnOptions& options);
 
 // The sculpt options of round `round` as the learner runs it (stage 2 in round
 // 0, stage 4 after; the adaptive τ is resculpt's): round 0 starts from the crude
@@ -133,7 +229,12 @@ ResculptOptions sculpt_round_options(const LearnOptions& options, int round, int
 std::string check_learn_input(int k, int d, int m);
 
 // Throws std::invalid_argument when options.oracle names a stage and truth is null.
-LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr);
+// With `resume`, continues from that safe point (a state given to at_safe_point
+// by a run on the same source and options, or read from a checkpoint): throws
+// std::invalid_argument when check_resume refuses it or the source's validation
+// set differs from the one the state was made with.
+LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr,
+                        const LearnState* resume = nullptr);
 
 nlohmann::json to_json(const LearnReport& report);
 std::string format_table(const LearnReport& report);

@@ -214,6 +214,12 @@ double net_recovery_target() { return 1e-5; }
 double net_validation_target() { return 1e-9; }
 double single_head_w_target() { return 1e-12; }
 double sculpt_hull_error_target() { return 1e-2; }
+
+double hull_distance_rounding(long long rows, long long n, double m_frobenius, double smallest_constrained, double theta_norm,
+                              double x0_norm) {
+  const double backward = gamma(rows * n) * m_frobenius;
+  return (backward * theta_norm / smallest_constrained + gamma(2 * n) * (theta_norm + x0_norm)) * bound_evaluation_factor(8);
+}
 double span_angle_target() { return 1e-2; }
 double synthetic_span_angle_target() { return 1e-3; }
 double synthetic_span_residual_target() { return 1e-3; }

@@ -412,6 +412,18 @@ double single_head_w_target();
 // was not found (docs/stages12.md: 0.88 when it is not).
 double sculpt_hull_error_target();
 
+// The rounding allowance of the hull-distance bound √N/s_con (stage2_sculpt.hpp;
+// proofs/certification.md, "The hull from the body"), which is exact arithmetic's:
+// the thin SVD (Householder QR, then BDCSVD) is backward stable — exact for M + E
+// with ‖E‖_F ≤ γ_{N·n}‖M‖_F (Higham, Thm 19.4, per column, summed) — so a head θ
+// inside every slab has weighted residuals within √N + ‖E‖‖θ‖ and its computed
+// distance within (‖E‖‖θ‖)/s_con more; the distance itself, a projection on the
+// computed orthonormal free basis and a norm, adds γ_{2n}(‖θ‖ + ‖x0‖) (orthonormality
+// and the products, Higham (3.5)). m_frobenius = ‖M‖_F, e.g. the 2-norm of all
+// singular values (its own rounding is inside the factor of 8 evaluations).
+double hull_distance_rounding(long long rows, long long n, double m_frobenius, double smallest_constrained, double theta_norm,
+                              double x0_norm);
+
 // Stage 5 on the stage-2 body at d = 10: subspace angle measured 1.6·10⁻³ rad
 // against the derived bound 8.5·10⁻³ (tests/stages/test_stage5.cpp).
 double span_angle_target();

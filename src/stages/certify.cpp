@@ -41,6 +41,23 @@ double label_noise_bound(const MatD& y, int row, const CertifyOptions& o) {
   return nu;
 }
 
+std::vector<int> all_partners(int k, int row) {
+  std::vector<int> partners;
+  for (int j = 0; j < k; ++j)
+    if (j != row) partners.push_back(j);
+  return partners;
+}
+
+std::vector<int> v_min_partners(const RowVec<double>& v, int row, const CertifyOptions& o) {
+  std::vector<int> partners;
+  const int k = static_cast<int>(v.size());
+  const bool every = o.v_min_rule == CertifyOptions::VMinRule::every_entry;
+  if (every ? !(v.minCoeff() >= o.v_min) : !(v(row) >= o.v_min)) return partners;
+  for (int j = 0; j < k; ++j)
+    if (j != row && (every || v(j) >= o.v_min)) partners.push_back(j);
+  return partners;
+}
+
 RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matrix, int row, const CertifyOptions& o) {
   RowCertificate cert;
   const Eigen::Index k = x.rows();
@@ -64,20 +81,31 @@ RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matr
   cert.relative_residual = y_norm > 0 ? cert.residual / y_norm : std::numeric_limits<double>::infinity();
   cert.noise_bound = label_noise_bound(y, row, o);
   cert.delta = (cert.residual + o.w_error * (cert.v * x).norm() + cert.noise_bound) / o.sigma_min;
-  if (!(cert.relative_residual <= o.tau)) cert.verdict = RowVerdict::residual_too_large;
-  else if (!(cert.v.minCoeff() >= o.v_min)) cert.verdict = RowVerdict::below_v_min;
-  // A probability vector within δ of every head's row: entries above δ and a sum within √k·δ of 1.
-  else if (!(cert.v.minCoeff() > cert.delta) || !(std::abs(cert.v.sum() - 1.0) <= std::sqrt(double(k)) * cert.delta))
+  if (!(cert.relative_residual <= o.tau)) {
+    cert.verdict = RowVerdict::residual_too_large;
+    return cert;
+  }
+  std::vector<int> partners = v_min_partners(cert.v, row, o);
+  if (partners.empty()) {
+    cert.verdict = RowVerdict::below_v_min;
+    return cert;
+  }
+  // Within δ of every head's row: the entries the slabs use above δ, and a sum within √k·δ of 1.
+  double used_min = cert.v(row);
+  for (int j : partners) used_min = std::min(used_min, cert.v(j));
+  if (!(used_min > cert.delta) || !(std::abs(cert.v.sum() - 1.0) <= std::sqrt(double(k)) * cert.delta)) {
     cert.verdict = RowVerdict::too_uncertain;
-  else cert.verdict = RowVerdict::certified;
+    return cert;
+  }
+  cert.verdict = RowVerdict::certified;
+  cert.partners = std::move(partners);
   return cert;
 }
 
 std::vector<SlabConstraint> slabs_of_row(const MatD& x, int row, const RowCertificate& cert) {
   std::vector<SlabConstraint> out;
   const int k = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
-  for (int j = 0; j < k; ++j) {
-    if (j == row) continue;
+  for (int j : cert.partners) {
     SlabConstraint s;
     s.row = row;
     s.other = j;

@@ -39,6 +39,12 @@ struct CertifyOptions {
   double label_noise = 0.0;   // declared relative Gaussian label noise ε (rms ε·rms(y_n) per sample; 0: none)
   double noise_failure_probability = 1e-12;  // per row: the noise bound ν fails with at most this probability
   bool float32_labels = false;  // the labels are float32 roundings of the exact values: add their rounding bound
+  // Which pattern entries v_min applies to. every_entry: all k (a row is kept only
+  // when no entry is below v_min). pairwise: a row keeps the slab of each pair
+  // (a, j) with v̂_a ≥ v_min and v̂_j ≥ v_min; the lemma's widths need only those
+  // two entries above δ, so a token both heads ignore (v̂_l ≈ 0) no longer
+  // discards the row (proofs/certification.md, "Pairwise v_min").
+  enum class VMinRule { every_entry, pairwise } v_min_rule = VMinRule::every_entry;
 };
 
 // ν: the bound on ‖e_a‖ the options add to the residual side of δ, from the
@@ -55,6 +61,7 @@ struct RowCertificate {
   double relative_residual = 0;
   double delta = 0;           // the δ used for the slab widths
   double noise_bound = 0;     // ν, the label-noise part of δ·σ_min (0 without noise)
+  std::vector<int> partners;  // the j ≠ a whose slabs the row gives (empty unless certified)
 };
 
 // One slab |⟨a, Θ⟩ − b| ≤ eta, with a = vec(x_aᵀ(x_j − x_a)) (row-major d×d).
@@ -72,7 +79,13 @@ RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matr
 // +inf when delta ≥ min(v_j, v_a).
 double slab_half_width(double v_j, double v_a, double delta);
 
-// The k−1 slabs of a certified row.
+// Every j ≠ row (0 ≤ j < k): the partners of a row under the every_entry rule.
+std::vector<int> all_partners(int k, int row);
+
+// The j ≠ row whose pairs pass v_min under the options' rule (empty: none).
+std::vector<int> v_min_partners(const RowVec<double>& v, int row, const CertifyOptions& o);
+
+// The slabs of a certified row, one per partner.
 std::vector<SlabConstraint> slabs_of_row(const MatD& x, int row, const RowCertificate& cert);
 
 // True when the k tokens are pairwise distinct.

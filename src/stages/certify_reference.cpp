@@ -110,6 +110,28 @@ struct Chain {
     return passes;
   }
 };
+
+// The v_min decisions of v_min_partners (certify.hpp) on reference values, each
+// entry against v_min with band dv: true when some pair passes (partners filled);
+// false when none does or a decision is undecided (chain says which).
+bool decide_partners(Chain& chain, const RowVec<double>& v, int row, const CertifyOptions& o, double dv,
+                     std::vector<int>& partners) {
+  const int k = static_cast<int>(v.size());
+  if (o.v_min_rule == CertifyOptions::VMinRule::every_entry) {
+    const double vmin = v.minCoeff();
+    if (!chain.decide("min v vs v_min", vmin, o.v_min, dv, vmin >= o.v_min)) return false;
+    partners = all_partners(k, row);
+    return true;
+  }
+  if (!chain.decide("v_a vs v_min", v(row), o.v_min, dv, v(row) >= o.v_min)) return false;
+  for (int j = 0; j < k; ++j) {
+    if (j == row) continue;
+    const bool passes = v(j) >= o.v_min;
+    if (!chain.decide("v_j vs v_min", v(j), o.v_min, dv, passes) && !chain.undecided_at.empty()) return false;
+    if (passes) partners.push_back(j);
+  }
+  return !partners.empty();
+}
 }  // namespace
 
 CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const MatD& b_matrix, int row,
@@ -167,18 +189,22 @@ CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const
                         tol::gamma(delta_roundings) * delta;
   const double relative = residual / y_norm;
   const double drelative = drho / y_norm * tol::bound_evaluation_factor(2) + 2 * u * relative;
-  const double sum = vd.sum(), vmin = vd.minCoeff();
+  const double sum = vd.sum();
   const double dsum = std::sqrt(double(k)) * dv + tol::gamma(k) * vd.cwiseAbs().sum() + u;
 
   Chain chain;
+  std::vector<int> partners;  // the j whose pairs pass v_min, decided with band dv
   if (!chain.decide("relative residual vs τ", relative, o.tau, drelative, relative <= o.tau)) {
     chain.verdict = RowVerdict::residual_too_large;
-  } else if (!chain.decide("min v vs v_min", vmin, o.v_min, dv, vmin >= o.v_min)) {
+  } else if (!decide_partners(chain, vd, row, o, dv, partners)) {
     chain.verdict = RowVerdict::below_v_min;
-  } else if (!chain.decide("min v vs δ", vmin - delta, 0.0, dv + ddelta, vmin > delta) ||
-             !chain.decide("|Σv − 1| vs √k δ", std::abs(sum - 1.0) - std::sqrt(double(k)) * delta, 0.0,
-                           dsum + std::sqrt(double(k)) * ddelta, std::abs(sum - 1.0) <= std::sqrt(double(k)) * delta)) {
-    chain.verdict = RowVerdict::too_uncertain;
+  } else {
+    double used_min = vd(row);
+    for (int j : partners) used_min = std::min(used_min, vd(j));
+    if (!chain.decide("min v vs δ", used_min - delta, 0.0, dv + ddelta, used_min > delta) ||
+        !chain.decide("|Σv − 1| vs √k δ", std::abs(sum - 1.0) - std::sqrt(double(k)) * delta, 0.0,
+                      dsum + std::sqrt(double(k)) * ddelta, std::abs(sum - 1.0) <= std::sqrt(double(k)) * delta))
+      chain.verdict = RowVerdict::too_uncertain;
   }
   check.reference = chain.verdict;
   check.undecided = !chain.undecided_at.empty();
@@ -193,8 +219,7 @@ CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const
         (Mpfr((ya - v * b).norm()) + Mpfr(o.w_error) * Mpfr((v * xm).norm()) + Mpfr(nu)) / Mpfr(o.sigma_min);
     const double delta_error = ddelta + tol::gamma(static_cast<long long>(k) + d + delta_roundings + 2) * delta;
     const long long n = static_cast<long long>(d) * d;
-    for (int j = 0; j < k; ++j) {
-      if (j == row) continue;
+    for (int j : partners) {
       ReferenceSlab rs;
       rs.slab.row = row;
       rs.slab.other = j;

@@ -20,6 +20,18 @@ struct SculptOptions {
   int64_t max_samples = 2000000;
   double max_seconds = 0;          // 0: no time budget
   int64_t target_constraints = 0;  // stop once this many slabs are kept; 0: 3·d²
+  // How rows are chosen. threshold: every row with relative residual ≤ certify.tau,
+  // in sample order, until target_constraints (the paper's rule with a given τ).
+  // best_rows: examine the whole budget and keep the rows with the smallest
+  // relative residuals that pass every other check, just enough for
+  // target_constraints — the same body as `threshold` with τ set to the largest
+  // kept residual over the whole budget (τ_effective in the report), chosen from
+  // the data instead of a pilot's quantile.
+  enum class Selection { threshold, best_rows } selection = Selection::threshold;
+  // Drop a slab identical (same normal and centre) to one already kept: repeated
+  // rows (a Boolean domain with few tokens, d ≤ 10) carry no new information and
+  // would otherwise count towards the target and weigh the least squares.
+  bool distinct_constraints = false;
   bool all_rows = true;            // certify every row (false: row 0 only, as the paper)
   double radius = 20;              // R of the ball ‖Θ‖_F ≤ R
   int threads = 1;
@@ -42,10 +54,20 @@ struct SculptReport {
   int64_t rows_certified = 0;
   int64_t rows_certified_first_row = 0; // of which row 0 (what the paper's single-row version gets)
   int64_t constraints = 0;
+  int64_t duplicate_constraints = 0;    // slabs dropped as identical to a kept one (distinct_constraints)
+  double tau_effective = 0;             // best_rows: the largest kept relative residual; threshold: certify.tau
   double seconds = 0;
   bool budget_exhausted = false;        // stopped by samples or time before reaching the target
   int numerical_rank = 0;
   double gap = 0;                       // s_{m-1} / s_{m-2}: constrained vs free singular values
+  // What the certification lemma promises for this body (proofs/certification.md,
+  // "The hull from the body"): every Θ_i lies in every slab, so each head's distance
+  // from the estimated hull is at most hull_distance_bound = √N/s_con (N slabs, s_con
+  // the smallest constrained singular value of the weighted constraint matrix) — a
+  // worst case — and about
+  // hull_distance_typical = (Σ_constrained 1/s_j²)^{1/2} when the slabs' errors are
+  // uncorrelated. Divided by ‖x0‖ (≤ every ‖Θ_i‖) they compare with hull_error.
+  double hull_distance_bound = 0, hull_distance_typical = 0, hull_point_norm = 0;
   std::vector<double> smallest_singular_values;  // up to 2m of them, ascending
   double rows_per_second = 0;
   std::optional<SculptTruth> truth;

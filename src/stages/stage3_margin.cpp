@@ -48,28 +48,52 @@ void least_squares(const std::vector<Event>& events, const std::vector<char>& ke
 }
 }  // namespace
 
+std::vector<MatD> proxy_logits(const MatD& x, const std::vector<MatD>& proxies) {
+  std::vector<MatD> logits;
+  for (const MatD& p : proxies) logits.push_back(x * p * x.transpose());
+  return logits;
+}
+
+double joint_margin(const std::vector<MatD>& logits, int row, int& argmax) {
+  double margin = INFINITY;
+  for (size_t p = 0; p < logits.size(); ++p) {
+    int j;
+    const double mu = logit_margin(logits[p].row(row), j);
+    if (p == 0) argmax = j;
+    else if (j != argmax) return -INFINITY;
+    margin = std::min(margin, mu);
+  }
+  return margin;
+}
+
 MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const MarginOptions& o, const Layer* truth) {
+  return refine_wsum(source, std::vector<MatD>{proxy}, o, truth);
+}
+
+MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
+                         const Layer* truth) {
   const auto start = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d();
   MarginResult result;
   MarginReport& rep = result.report;
   // Pilot: the margin distribution of the proxy, for an adaptive threshold.
-  const int64_t pilot = std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample));
-  if (pilot == 0) {  // the source ran out: nothing to refine with
+  const bool adaptive = !(o.fixed_threshold > 0);
+  const int64_t pilot = adaptive ? std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample)) : 0;
+  if (samples_from(source, o.first_sample) == 0) {  // the source ran out: nothing to refine with
     rep.budget_exhausted = true;
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
-  {
+  if (!adaptive) rep.threshold = o.fixed_threshold;
+  else {
     const LabelledBatch batch = source.draw(o.first_sample, pilot, o.threads);
     std::vector<double> margins(static_cast<size_t>(pilot) * k);
 #pragma omp parallel for schedule(static) num_threads(o.threads)
     for (int64_t s = 0; s < pilot; ++s) {
-      const MatD x = batch.x.sample(s);
-      const MatD logits = x * proxy * x.transpose();
+      const std::vector<MatD> logits = proxy_logits(batch.x.sample(s), proxies);
       for (int a = 0; a < k; ++a) {
         int j;
-        margins[s * k + a] = logit_margin(logits.row(a), j);
+        margins[s * k + a] = joint_margin(logits, a, j);
       }
     }
     const size_t idx = std::min(margins.size() - 1, static_cast<size_t>((1.0 - o.accept_fraction) * margins.size()));
@@ -89,10 +113,10 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
 #pragma omp parallel for schedule(static) num_threads(o.threads)
     for (int64_t s = 0; s < count; ++s) {
       const MatD x = batch.x.sample(s);
-      const MatD logits = x * proxy * x.transpose();
+      const std::vector<MatD> logits = proxy_logits(x, proxies);
       for (int a = 0; a < k; ++a) {
         int j;
-        const double margin = logit_margin(logits.row(a), j);
+        const double margin = joint_margin(logits, a, j);
         if (!(margin >= rep.threshold)) continue;
         Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d),
                 {static_cast<int64_t>(o.first_sample + pilot + drawn + s), a, j, margin}};

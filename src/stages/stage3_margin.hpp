@@ -20,6 +20,7 @@ namespace mha {
 
 struct MarginOptions {
   double accept_fraction = 1e-4;  // adaptive threshold: this top fraction of pilot margins
+  double fixed_threshold = 0;     // > 0: this margin threshold instead, no pilot (the paper's fixed M)
   int64_t pilot_samples = 100000;
   int64_t target_events = 0;      // 0: 16·d
   int64_t max_samples = 20000000;
@@ -77,5 +78,16 @@ double logit_margin(const RowVec<double>& logits, int& argmax);
 
 MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const MarginOptions& options,
                          const Layer* truth = nullptr);
+
+// Several proxies (the extended variant: the net's heads Θ̂_i): a row is an event
+// when every proxy's argmax is the same token j*, and its margin is the smallest
+// of theirs — every estimated head large-margin on j*, not just one point of the hull.
+MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& options,
+                         const Layer* truth = nullptr);
+
+// Each proxy's logits X P Xᵀ, and the joint margin of `row` over them (−∞ when
+// their argmaxes differ) with the common argmax.
+std::vector<MatD> proxy_logits(const MatD& x, const std::vector<MatD>& proxies);
+double joint_margin(const std::vector<MatD>& logits, int row, int& argmax);
 
 }  // namespace mha

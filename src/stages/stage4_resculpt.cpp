@@ -10,6 +10,13 @@ ResculptResult resculpt(const SampleSource& source, const MatD& w_sum, int m, co
                         const Layer* truth) {
   const int k = source.k(), d = source.d();
   ResculptResult result{0, 0, 0, {ConvexBody(d * d, o.sculpt.radius), {}, {}}};
+  if (o.fixed_tau || o.sculpt.selection == SculptOptions::Selection::best_rows) {
+    // τ is given, or comes from the whole budget's residuals (stage2_sculpt.hpp): no pilot.
+    result.sculpt = sculpt_body(source, w_sum, m, o.sculpt, truth);
+    result.tau = result.sculpt.report.tau_effective;
+    result.pilot_eligible_rows = result.sculpt.report.rows_certified;
+    return result;
+  }
   const int64_t pilot = std::min<int64_t>(o.pilot_samples, samples_from(source, o.sculpt.first_sample));
   const LabelledBatch batch = source.draw(o.sculpt.first_sample, pilot, o.sculpt.threads);
   CertifyOptions open = o.sculpt.certify;

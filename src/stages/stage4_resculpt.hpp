@@ -18,12 +18,14 @@ struct ResculptOptions {
   SculptOptions sculpt;         // sculpt.certify.tau is replaced by the adaptive τ
   int64_t pilot_samples = 20000;
   double headroom = 2;          // aim to reach the target with budget/headroom samples
+  bool fixed_tau = false;       // use sculpt.certify.tau as given: no pilot (the paper variant)
 };
 
 struct ResculptResult {
   double tau = 0;
   int64_t pilot_samples = 0;
-  int64_t pilot_eligible_rows = 0;  // pilot rows passing every check but the residual
+  int64_t pilot_eligible_rows = 0;  // pilot rows passing every check but the residual (best_rows
+                                    // selection: no pilot; the rows kept)
   SculptResult sculpt;
 };
 

@@ -12,18 +12,51 @@
 //  1. the paper's net, exhaustive: a grid of G points per axis with G as large as
 //     keeps C(G^{m−1}, m) ≤ max_tuples — the (R/ε)^{m(m−1)} cost made explicit;
 //  2. refinement to a fine resolution ε without enumerating the fine net: a
-//     pattern search from the exhaustive winner that tries every tuple whose
-//     coordinates move by −h, 0 or +h, moves to the best, and halves h when none
-//     improves. It assumes the validation error is unimodal near the winner; the
-//     exhaustive level is what rules out a wrong basin.
+//     pattern search from the exhaustive winner with steps −h, 0, +h per
+//     coordinate, halving h when no move improves (coarse to fine). While the
+//     joint pattern — every head moving at once, (3^{m−1})^m tuples — has at most
+//     max_joint_moves tuples (m ≤ 2 by default) it is tried whole; beyond, one
+//     head moves at a time (3^{m−1} − 1 tuples per head, m heads per sweep, the
+//     best move of each head taken before the next head's are tried; after a
+//     sweep that moved, its displacement is tried again, doubled while the
+//     error falls — Hooke and Jeeves' pattern move). It assumes
+//     the validation error is unimodal near the winner; the exhaustive level is
+//     what rules out a wrong basin.
+//
+// For m ≥ 3 (two or more hull axes) the exhaustive level's grid is the centres of
+// the G^{m−1} cells of [−T, T]^{m−1} whose cell meets the ball ‖t‖ ≤ T: still an
+// ε-net of H ∩ ball(R) with ε = half the cell's diagonal (proofs/net_pruning.md),
+// with fewer points, so the same tuple budget buys a finer G. m = 2 keeps the
+// grid of the interval's vertices its committed runs were made with.
+//
+// Every loop over tuples can be shared by processes (NetProcesses: the CLI's MPI
+// ranks): each evaluates a contiguous block, the blocks are gathered in rank
+// order, and the argmin takes the lowest index among equals, so the result is the
+// same bytes for every process and thread count.
 #pragma once
 
 #include "data/oracle.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace mha {
+
+// The processes that share stage 6's tuple loops. Every process runs the same
+// deterministic computation up to stage 6 and makes the same sequence of calls;
+// all_gather concatenates every process's vector in rank order (an all-gather of
+// varying sizes). Default: one process. The library has no MPI; the CLI supplies
+// it (src/cli/processes_mpi.cpp).
+struct NetProcesses {
+  int rank = 0, size = 1;
+  std::function<std::vector<double>(const std::vector<double>& mine)> all_gather;  // needed when size > 1
+};
+
+// `value` as the first process has it, on every process (one all-gather): for
+// decisions that read a clock, which would otherwise differ between processes.
+bool first_process_value(const NetProcesses& processes, bool value);
 
 struct NetOptions {
   int64_t train_samples = 0;       // 0: max(64, 8·m·d/k), so N·k ≥ 8·md (md unknowns per output column)
@@ -34,11 +67,17 @@ struct NetOptions {
   double radius = 20;              // R, as in stage 2
   int threads = 1;
   uint64_t first_sample = 0;
+  int64_t max_joint_moves = 9;     // refinement: the joint pattern while (3^{m−1})^m ≤ this, else head by head
+  NetProcesses processes;          // who shares the tuple loops (default: this process alone)
 };
 
 struct NetReport {
   int grid_per_axis = 0;
   int64_t grid_points = 0;
+  int64_t grid_cells = 0;              // G^{m−1}: the grid before pruning to the ball
+  bool grid_centred = false;           // cell centres meeting the ball (m ≥ 3) or the interval's vertices (m ≤ 2)
+  bool refine_head_wise = false;       // one head moves at a time (else the joint pattern)
+  int64_t refine_extrapolations = 0;   // head by head: accepted pattern moves along a sweep's displacement
   double coarse_resolution = 0;        // grid spacing of the exhaustive level
   int64_t tuples_exhaustive = 0;
   double coarse_validation_error = 0;  // of the exhaustive winner
@@ -75,6 +114,13 @@ struct NetCandidates {
 };
 NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& hull_point,
                              const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
+
+// The exhaustive level's grid for two or more axes: the centres
+// −T + (j + ½)·2T/G of the G^axes cells of [−T, T]^axes whose closed cell meets
+// the ball ‖t‖ ≤ T, in the order of the cells' mixed-radix index (axis 0 fastest).
+// proofs/net_pruning.md: every t with ‖t‖ ≤ T is within 2T/G · ½ of a kept
+// centre in every coordinate.
+std::vector<Eigen::VectorXd> ball_cell_centres(int axes, int g, double t_max);
 
 // Σ‖F(X) − Y‖² / Σ‖Y‖² of `layer` on the labelled batch (fast path, double);
 // NaN when the fast path cannot answer a sample (FastForwardStatus).

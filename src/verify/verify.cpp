@@ -400,6 +400,7 @@ std::vector<Comparison> verify_instance(const Instance& inst, const std::vector<
       } else {
         CertifyOptions c4 = co;
         c4.w_error = s3.result.report.standard_error;
+        c4.v_min_rule = CertifyOptions::VMinRule::pairwise;  // the extended learner's rule in rounds ≥ 1
         out.push_back(verify_certification("4", inst, s3.result.w_sum, c4, o, fast));
       }
     }

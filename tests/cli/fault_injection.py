@@ -104,7 +104,7 @@ def main():
         # Budgets at which the clean run's body is thin across the hull, so that its
         # own stage-5 reference agrees (with --rounds 2 it finds 3 wide directions).
         learn = ["learn", instance, "--stage1-samples", "100000", "--crude-sculpt-samples", "200000",
-                 "--sculpt-samples", "800000", "--margin-samples", "2000000", "--rounds", "3", "--net-tuples", "2000",
+                 "--sculpt-samples", "800000", "--final-sculpt-samples", "800000", "--margin-samples", "2000000", "--rounds", "3", "--net-tuples", "2000",
                  "--no-polish", "--threads", "1", "--test-samples", "1000"]
         clean_learn = run(args.faulty, learn)
         check(clean_learn.returncode == 0,

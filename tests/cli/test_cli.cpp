@@ -4,6 +4,7 @@
 #include "cli_sandbox.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
+#include "data/oracle.hpp"
 #include "model/forward_error.hpp"
 #include "numeric/precision.hpp"
 
@@ -120,7 +121,9 @@ TEST_CASE("bad input: one line, exit status 2, no output file", "[cli][bad-input
     expect_bad_input(s.run("forward " + inst + " --x x.npy --precision 10 -o " + s.path("o.npy")), "--precision");
     expect_bad_input(s.run("forward " + inst + " --x x.npy --precision 100000000 -o " + s.path("o.npy")), "--precision");
     expect_bad_input(s.run("sample " + inst + " --n 0 --x a.npy --y b.npy"), "--n");
-    expect_bad_input(s.run("sample " + inst + " --n 1000000000000 --x " + s.path("a.npy") + " --y " + s.path("b.npy")), "8 GiB");
+    // 1e12 samples at (8, 2) are 144 TB: refused before anything is written.
+    expect_bad_input(s.run("sample " + inst + " --n 1000000000000 --x " + s.path("a.npy") + " --y " + s.path("b.npy")),
+                     "GB free on its file system");
     CHECK_FALSE(fs::exists(s.path("o.json")));
     CHECK_FALSE(fs::exists(s.path("a.npy")));
   }
@@ -180,7 +183,7 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   // One head: the hull is a point, so the run is short even under the sanitizers.
   REQUIRE(s.run("generate --d 10 --k 2 --m 1 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
   const Run r = s.run("learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
-                      "--margin-samples 300000 --rounds 2 --no-reference --test-samples 1000 --report " + s.path("r.json") +
+                      "--final-sculpt-samples 300000 --margin-samples 300000 --rounds 2 --no-reference --test-samples 1000 --report " + s.path("r.json") +
                       " -o " + s.path("learned.json"));
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.status == 0);
@@ -404,4 +407,75 @@ TEST_CASE("verify compares stages fast against reference and says so in its exit
   CHECK(report["rows"][1]["slack"].get<double>() <= 1.0);
   expect_bad_input(s.run("verify seven --instance " + s.path("inst.json")), "unknown stage 'seven'");
   expect_bad_input(s.run("verify all --instance " + s.path("missing.json")), "missing.json");
+}
+
+namespace {
+// Files of the sandbox whose name holds ".tmp." (an atomic writer's temporary file).
+int temporary_files(const Sandbox& s) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(s.path("out.txt")).parent_path()))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("datasets are read and written in blocks: the bytes of the whole arrays, bad values found when drawn",
+          "[cli][blocks]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 4 -o " + s.path("inst.json")).status == 0);
+  const auto inst = mha::read_instance(s.path("inst.json"));
+  REQUIRE(inst.ok);
+  const int64_t k = 2, d = 8;
+
+  SECTION("sample and forward over several 16 MiB blocks (131072 samples each at (8, 2))") {
+    const int64_t n = 300000;
+    REQUIRE(s.run("sample " + s.path("inst.json") + " --n " + std::to_string(n) + " --seed 9 --threads 2 --x " +
+                  s.path("X.npy") + " --y " + s.path("Y.npy")).status == 0);
+    // The same samples drawn at once, written whole.
+    const mha::SampleOracle oracle(inst.instance, 9);
+    const mha::LabelledBatch all = oracle.draw(0, n, 2);
+    std::vector<int8_t> x(static_cast<size_t>(n * k * d));
+    for (int64_t i = 0; i < n; ++i) {
+      const mha::MatD xi = all.x.sample(i);
+      for (int64_t j = 0; j < k * d; ++j) x[i * k * d + j] = static_cast<int8_t>(xi.data()[j]);  // row-major
+    }
+    CHECK(slurp(s.path("X.npy")) == mha::npy_bytes_int8({n, k, d}, x.data()));
+    CHECK(slurp(s.path("Y.npy")) == mha::npy_bytes_float64({n, k, d}, all.y.data()));
+    REQUIRE(s.run("forward " + s.path("inst.json") + " --x " + s.path("X.npy") + " --threads 2 -o " + s.path("F.npy")).status == 0);
+    CHECK(slurp(s.path("F.npy")) == slurp(s.path("Y.npy")));
+
+    // A bad input in the third block: exit 2, one line, no output and no temporary file.
+    x[(270000 * k + 1) * d + 5] = 0;
+    REQUIRE(mha::write_npy_int8(s.path("Xbad.npy"), {n, k, d}, x.data()).empty());
+    expect_bad_input(s.run("forward " + s.path("inst.json") + " --x " + s.path("Xbad.npy") + " -o " + s.path("Fbad.npy")),
+                     "Xbad.npy: int8 inputs must be ±1, found 0 at flat index " + std::to_string((270000 * k + 1) * d + 5));
+    CHECK_FALSE(fs::exists(s.path("Fbad.npy")));
+    CHECK(temporary_files(s) == 0);
+  }
+
+  SECTION("stage commands read the files as they would draw from the oracle; a bad label stops them when drawn") {
+    const int64_t n = 3000;
+    REQUIRE(s.run("sample " + s.path("inst.json") + " --n 3000 --seed 5 --x " + s.path("X.npy") + " --y " + s.path("Y.npy")).status == 0);
+    REQUIRE(s.run("stage1 " + s.path("inst.json") + " --seed 5 --samples 3000 -o " + s.path("w_oracle.json")).status == 0);
+    REQUIRE(s.run("stage1 --x " + s.path("X.npy") + " --y " + s.path("Y.npy") + " --samples 3000 -o " + s.path("w_files.json")).status == 0);
+    const auto oracle = nlohmann::json::parse(slurp(s.path("w_oracle.json")));
+    const auto files = nlohmann::json::parse(slurp(s.path("w_files.json")));
+    CHECK(oracle["matrix"] == files["matrix"]);
+    CHECK(oracle["standard_error"] == files["standard_error"]);
+
+    auto y = mha::read_npy(s.path("Y.npy"));
+    REQUIRE(y.ok);
+    y.array.f64[(2000 * k + 1) * d + 3] = std::nan("");
+    REQUIRE(mha::write_npy_float64(s.path("Ynan.npy"), {n, k, d}, y.array.f64.data()).empty());
+    const std::string data = " --x " + s.path("X.npy") + " --y " + s.path("Ynan.npy");
+    // Samples a run does not draw are not read: the first 1000 are fine.
+    CHECK(s.run("stage1" + data + " --samples 1000 -o " + s.path("w1000.json")).status == 0);
+    expect_bad_input(s.run("stage1" + data + " --samples 3000 --report " + s.path("r.json") + " -o " + s.path("w.json")),
+                     "mhalearn stage1: error: Y entry (2000, 1, 3) is NaN; values must be finite");
+    expect_bad_input(s.run("learn" + data + " --m 2 --report " + s.path("lr.json") + " -o " + s.path("l.json")),
+                     "mhalearn learn: error: Y entry (2000, 1, 3) is NaN");
+    expect_bad_input(s.run("learn" + data + " --m 2 --method adam --max-samples 5000 -o " + s.path("a.json")),
+                     "Y entry (2000, 1, 3) is NaN");
+    for (const char* out : {"r.json", "w.json", "lr.json", "l.json", "a.json"}) CHECK_FALSE(fs::exists(s.path(out)));
+  }
 }

@@ -57,4 +57,5 @@ TEST_CASE("fuzz regressions and seed corpora pass the harnesses' checks", "[fuzz
   both("instance_json", mha::fuzz::check_instance_json);
   both("import", mha::fuzz::check_import);
   both("forward_x", mha::fuzz::check_forward_x);
+  both("checkpoint", mha::fuzz::check_checkpoint);
 }

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace mha;
@@ -59,12 +61,48 @@ std::string f64_data(const std::vector<double>& v) {
 
 std::string i8_data(const std::vector<int8_t>& v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size()); }
 
-// Parses and requires failure; returns the error for CHECKs on its text.
+// The same bytes through the block reader: a memfd (a file with no path)
+// opened by NpyReader::adopt and read 5 elements at a time.
+NpyResult via_reader(const std::string& bytes, const std::string& name) {
+  const int fd = ::memfd_create("npy", MFD_CLOEXEC);
+  REQUIRE(fd >= 0);
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    REQUIRE(n > 0);
+    done += static_cast<size_t>(n);
+  }
+  NpyReader::Open open = NpyReader::adopt(fd, name);
+  if (!open.reader) {
+    NpyResult r;
+    r.error = open.error;
+    return r;
+  }
+  return read_npy_all(*open.reader, 5);
+}
+
+// The two readers agree on `bytes`: the same error, or the same array bit for bit.
+void check_readers_agree(const std::string& bytes, const NpyResult& parsed) {
+  const NpyResult blocks = via_reader(bytes, "X.npy");
+  REQUIRE(blocks.ok == parsed.ok);
+  CHECK(blocks.error == parsed.error);
+  if (!parsed.ok) return;
+  CHECK(blocks.array.dtype == parsed.array.dtype);
+  CHECK(blocks.array.from_float32 == parsed.array.from_float32);
+  CHECK(blocks.array.shape == parsed.array.shape);
+  CHECK(blocks.array.i8 == parsed.array.i8);
+  REQUIRE(blocks.array.f64.size() == parsed.array.f64.size());
+  CHECK((parsed.array.f64.empty() || std::memcmp(blocks.array.f64.data(), parsed.array.f64.data(),
+                                                 parsed.array.f64.size() * sizeof(double)) == 0));
+}
+
+// Parses and requires failure, with the same error from the block reader;
+// returns the error for CHECKs on its text.
 std::string rejected(const std::string& bytes) {
   NpyResult r = parse_npy(bytes, "X.npy");
   REQUIRE(r.ok == false);
   CHECK(r.error.rfind("X.npy: ", 0) == 0);
   CHECK(r.error.find('\n') == std::string::npos);
+  check_readers_agree(bytes, r);
   return r.error;
 }
 
@@ -344,6 +382,7 @@ TEST_CASE("npy reads little-endian float32 and widens it exactly to double", "[n
   const std::string file = make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2, 2), }", data);
   NpyResult r = parse_npy(file, "Y32.npy");
   REQUIRE(r.ok);
+  check_readers_agree(file, r);  // widened block by block, the same bits
   CHECK(r.array.dtype == NpyDtype::float64);
   CHECK(r.array.from_float32);
   CHECK(r.array.shape == std::vector<int64_t>{3, 2, 2});
@@ -421,6 +460,7 @@ TEST_CASE("npy rejects data shorter or longer than the shape implies", "[npy]") 
     NpyResult r = parse_npy(std::string_view(full).substr(0, n), "X.npy");
     REQUIRE_FALSE(r.ok);
     CHECK(r.error.rfind("X.npy: ", 0) == 0);
+    check_readers_agree(full.substr(0, n), r);
   }
 }
 
@@ -435,6 +475,7 @@ TEST_CASE("npy never crashes on mutated bytes", "[npy]") {
       std::string m = good;
       m[pos] = static_cast<char>(c);
       NpyResult r = parse_npy(m, "X.npy");
+      check_readers_agree(m, r);
       if (r.ok) {
         ++accepted;
         CHECK(static_cast<size_t>(r.array.i8.size() + r.array.f64.size() * 8) <= m.size());
@@ -458,6 +499,7 @@ TEST_CASE("npy never crashes on mutated bytes", "[npy]") {
     g[9] = 0;
     NpyResult r = parse_npy(g, "X.npy");
     if (!r.ok) CHECK(r.error.find('\n') == std::string::npos);
+    check_readers_agree(g, r);
   }
 }
 

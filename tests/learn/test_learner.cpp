@@ -17,6 +17,7 @@ LearnOptions small_learn_options() {
   o.stage1_samples = 100000;
   o.crude_sculpt_samples = 200000;
   o.sculpt.sculpt.max_samples = 800000;
+  o.final_sculpt_samples = 800000;  // the extended variant's final round, at a test's budget
   o.max_rounds = 3;
   o.net.max_tuples = 2000;
   o.validation_samples = 500;
@@ -184,4 +185,25 @@ TEST_CASE("the stage-6 oracle hands polishing the true layer", "[learn][oracle]"
   for (const auto& s : r.report.stages) CHECK_FALSE(s.details.contains("reference"));
   // Polishing from the optimum stays there (it is kept only if validation does not rise).
   CHECK(r.report.errors->theta_max_rel < tolerance::learner_polished_target());
+}
+
+TEST_CASE("the paper variant runs the stages once, in the paper's order, with its own parameters", "[learn]") {
+  const Instance inst = test::generated_instance(12, 2, 2, 5, 2);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o = small_learn_options();
+  o.variant = LearnVariant::paper;
+  o.polish = false;
+  const LearnResult r = learn_layer(oracle, o, &inst);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  CHECK(r.report.variant == LearnVariant::paper);
+  std::string order;
+  for (const auto& s : r.report.stages) order += s.stage;
+  CHECK(order == "123456");  // stages 5 and 6 once, on the stage-4 body
+  CHECK(r.report.best_round == 1);
+  for (const auto& s : r.report.stages) {
+    if (s.stage == "4") CHECK(s.details["tau"] >= o.paper_tau);
+    if (s.stage == "3") CHECK(s.details["threshold"] == std::log(2.0 / o.paper_margin_target));
+    if (s.stage == "6") CHECK(s.details["refine_iterations"] == 0);
+  }
 }

@@ -161,6 +161,7 @@ TEST_CASE("finding: affine combinations need slabs widened by (1 + 2N)", "[certi
   cert.verdict = RowVerdict::certified;
   cert.v = q.v;
   cert.delta = q.bound * tolerance::bound_evaluation_factor(1);  // the MPFR bound rounded once to double
+  cert.partners = all_partners(2, a);
   const std::vector<SlabConstraint> slabs = slabs_of_row(x, a, cert);
   REQUIRE(slabs.size() == 1);
   const SlabConstraint& s = slabs[0];
@@ -423,4 +424,46 @@ TEST_CASE("certification with label noise: fast and reference agree, slab widths
   }
   CHECK(compared == 48);
   CHECK(certified >= 12);  // coverage: most rows of nearly coincident heads certify
+}
+
+TEST_CASE("certification, pairwise v_min: a token both heads ignore keeps the row's other slabs", "[certify][hardening]") {
+  // k = 3, d = 4, B = [I₃ 0]: v̂ = (y₁, y₂, y₃) and ρ = |y₄|, exact in double.
+  // v̂ = (½, 15/32, 1/32): the third entry is below v_min = 0.05.
+  MatD x = MatD::Zero(3, 4), y = MatD::Zero(3, 4), b = MatD::Zero(3, 4);
+  x << 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0;
+  y.row(0) << 0.5, 0.46875, 0.03125, 0x1p-9;
+  b(0, 0) = b(1, 1) = b(2, 2) = 1;
+  CertifyOptions o;
+  o.tau = 1;
+  o.v_min = 0.05;
+  o.sigma_min = 1;  // δ = ρ = 2⁻⁹ < 1/32
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict == RowVerdict::below_v_min);  // every_entry
+  o.v_min_rule = CertifyOptions::VMinRule::pairwise;
+  const RowCertificate cert = certify_row_fast(x, y, b, 0, o);
+  REQUIRE(cert.verdict == RowVerdict::certified);
+  CHECK(cert.partners == std::vector<int>{1});
+  const std::vector<SlabConstraint> slabs = slabs_of_row(x, 0, cert);
+  REQUIRE(slabs.size() == 1);
+  CHECK(slabs[0].other == 1);
+  CHECK(slabs[0].b == std::log(0.46875 / 0.5));
+  // At the thresholds: v̂_j = v_min keeps the pair; v_min one ulp above v̂_j drops it
+  // (no pair left: below_v_min), and likewise for v̂_a.
+  o.v_min = 0.46875;
+  CHECK(certify_row_fast(x, y, b, 0, o).partners == std::vector<int>{1});
+  o.v_min = std::nextafter(0.46875, 1.0);
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict == RowVerdict::below_v_min);
+  // The entries the slabs use must exceed δ; the ignored one need not: δ = 2⁻⁹·2⁵ = 1/16 > 1/32.
+  o.v_min = 0.05;
+  o.sigma_min = 0x1p-5;
+  CHECK(certify_row_fast(x, y, b, 0, o).verdict == RowVerdict::certified);
+  // The reference path decides the same partners and gives the same slab.
+  o.sigma_min = 1;
+  const CertificationCheck check = compare_certification_row(x, y, b, 0, o, cert, 200);
+  CHECK(check.agree());
+  CHECK(check.reference == RowVerdict::certified);
+  REQUIRE(check.reference_slabs.size() == 1);
+  CHECK(check.reference_slabs[0].slab.other == 1);
+  // A fast path that kept every pair is refused by the rule: the reference keeps one slab.
+  o.v_min_rule = CertifyOptions::VMinRule::every_entry;
+  CHECK(compare_certification_row(x, y, b, 0, o, cert, 200).reference == RowVerdict::below_v_min);
 }

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 using namespace mha;
 
 namespace {
@@ -56,4 +59,51 @@ TEST_CASE("a sample budget that certifies nothing is reported, not hidden", "[st
   const SculptResult r = sculpt_body(oracle, inst.layer.w_sum(), 2, o);
   CHECK(r.report.samples == 10);
   CHECK(r.report.budget_exhausted);
+}
+
+TEST_CASE("best-rows selection is the threshold body at its τ_effective over the whole budget", "[stage2]") {
+  const Instance inst = small_instance(10, 2, 2, 3.0);
+  const SampleOracle oracle(inst, 8);
+  SculptOptions o;
+  o.certify.sigma_min = default_sigma_min(10, 2, 2);
+  o.max_samples = 200000;
+  o.target_constraints = 150;
+  o.selection = SculptOptions::Selection::best_rows;
+  const SculptResult best = sculpt_body(oracle, inst.layer.w_sum(), 2, o);
+  REQUIRE(best.report.constraints == 150);  // k = 2: one slab a row, exactly the target
+  CHECK(best.report.samples == 200000);     // the whole budget, no early stop
+  o.selection = SculptOptions::Selection::threshold;
+  o.certify.tau = best.report.tau_effective;
+  o.target_constraints = std::numeric_limits<int64_t>::max();
+  const SculptResult threshold = sculpt_body(oracle, inst.layer.w_sum(), 2, o);
+  REQUIRE(threshold.body.size() == best.body.size());
+  for (size_t i = 0; i < best.body.size(); ++i) {
+    CHECK(best.body.slabs()[i].a == threshold.body.slabs()[i].a);
+    CHECK(best.body.slabs()[i].b == threshold.body.slabs()[i].b);
+  }
+  // One ulp below τ_effective the threshold body loses the worst kept row.
+  o.certify.tau = std::nextafter(best.report.tau_effective, 0.0);
+  CHECK(sculpt_body(oracle, inst.layer.w_sum(), 2, o).body.size() == best.body.size() - 1);
+}
+
+TEST_CASE("distinct constraints: a repeated row of a small Boolean domain counts once", "[stage2]") {
+  // d = 6, k = 2: 2¹² ordered token pairs, so rows repeat within a few thousand samples.
+  const Instance inst = small_instance(6, 2, 2, 3.0);
+  const SampleOracle oracle(inst, 9);
+  SculptOptions o;
+  o.certify.tau = 1;           // every eligible row
+  o.certify.sigma_min = 1e3;  // heuristic widths: only the repetition matters here
+  o.max_samples = 100000;
+  o.target_constraints = std::numeric_limits<int64_t>::max();
+  const SculptResult all = sculpt_body(oracle, inst.layer.w_sum(), 2, o);
+  o.distinct_constraints = true;
+  const SculptResult distinct = sculpt_body(oracle, inst.layer.w_sum(), 2, o);
+  REQUIRE(distinct.report.duplicate_constraints > 0);
+  CHECK(distinct.body.size() + distinct.report.duplicate_constraints == all.body.size());
+  // No two kept slabs are equal.
+  int64_t equal_pairs = 0;
+  const auto& slabs = distinct.body.slabs();
+  for (size_t i = 0; i < slabs.size(); ++i)
+    for (size_t j = i + 1; j < slabs.size(); ++j) equal_pairs += slabs[i].a == slabs[j].a && slabs[i].b == slabs[j].b;
+  CHECK(equal_pairs == 0);
 }

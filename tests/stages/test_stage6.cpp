@@ -6,6 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 using namespace mha;
 
 namespace {
@@ -166,4 +170,184 @@ TEST_CASE("layer_from_stack splits W_stack into the heads' W_i in order", "[stag
   CHECK((l.heads[1].theta == t1));
   CHECK((l.heads[0].w == stack.topRows(2)));
   CHECK((l.heads[1].w == stack.bottomRows(2)));
+}
+
+TEST_CASE("head by head, the refinement reaches the hand-computed hull's heads with 2·2 moves per sweep",
+          "[stage6][hardening]") {
+  NetOptions o;
+  o.radius = 5;
+  o.max_tuples = 10;     // the grid −4, −2, 0, 2, 4 as above
+  o.max_joint_moves = 1;  // 9 joint tuples > 1: head by head even at m = 2
+  {
+    // Exact winner: every sweep tries ±h for each head, none improves, h halves
+    // from 1 while h ≥ 4e-7: 22 sweeps of 2 heads × 2 moves.
+    const AxisHull h = axis_hull(-2, 2);
+    const NetResult r = search_net(SampleOracle(h.inst, 1), h.x0, h.u.transpose(), 2, o);
+    CHECK(r.report.refine_head_wise);
+    CHECK_FALSE(r.report.grid_centred);  // one axis: the interval's vertices, as the joint search uses
+    CHECK(r.report.refine_iterations == 22);
+    CHECK(r.report.tuples_refine == 22 * 4);
+    CHECK(hull_coordinate(r.layer.heads[0].theta, h) == -2.0);
+    CHECK(hull_coordinate(r.layer.heads[1].theta, h) == 2.0);
+  }
+  {
+    // The head at 1 is one step h = 1 from the coarse winner's 0 or 2: the first
+    // sweep moves it there, the pattern move repeats the step (to 2 or 0: worse,
+    // one tuple), then 22 halvings.
+    const AxisHull h = axis_hull(-2, 1);
+    const NetResult r = search_net(SampleOracle(h.inst, 1), h.x0, h.u.transpose(), 2, o);
+    CHECK(r.report.refine_iterations == 23);
+    CHECK(r.report.tuples_refine == 23 * 4 + 1);
+    CHECK(r.report.refine_extrapolations == 0);
+    CHECK(hull_coordinate(r.layer.heads[0].theta, h) == -2.0);
+    CHECK(hull_coordinate(r.layer.heads[1].theta, h) == 1.0);
+    CHECK(r.report.validation_error < r.report.coarse_validation_error);
+  }
+}
+
+TEST_CASE("the ball's cell centres: hand-computed grids", "[stage6][hardening]") {
+  // G = 2, two axes, T = 1: centres ±½, every cell touches the origin.
+  const auto g2 = ball_cell_centres(2, 2, 1.0);
+  REQUIRE(g2.size() == 4);
+  CHECK(g2[0] == Eigen::Vector2d(-0.5, -0.5));
+  CHECK(g2[1] == Eigen::Vector2d(0.5, -0.5));
+  CHECK(g2[3] == Eigen::Vector2d(0.5, 0.5));
+  // G = 4, T = 4: side 2, centres ±1, ±3. A corner cell [2, 4]² is nearest the
+  // origin at (2, 2), ‖·‖ = 2.83 ≤ 4: all 16 kept.
+  CHECK(ball_cell_centres(2, 4, 4.0).size() == 16);
+  // G = 7 (the learner's m = 3 default), T = 7: side 2, centres 0, ±2, ±4, ±6. The
+  // corner cells [5, 7]² are nearest at (5, 5), ‖·‖ = 7.07 > 7: dropped; (6, 4)'s
+  // cell at (5, 3), ‖·‖ = 5.83: kept. 49 − 4 = 45.
+  const auto g7 = ball_cell_centres(2, 7, 7.0);
+  CHECK(g7.size() == 45);
+  for (const auto& c : g7) CHECK(c.cwiseAbs().minCoeff() < 6.0);
+  // Three axes, G = 4, T = 4: the 8 corner cells [2, 4]³ are nearest at (2, 2, 2),
+  // ‖·‖ = 3.46 ≤ 4, kept; G = 6, T = 6 (side 2): corners at (4, 4, 4), 6.93 > 6 dropped,
+  // and (5, 5, 3)'s cells at (4, 4, 2), exactly 6: kept (the closed cell meets the ball).
+  CHECK(ball_cell_centres(3, 4, 4.0).size() == 64);
+  const auto g6 = ball_cell_centres(3, 6, 6.0);
+  CHECK(std::count_if(g6.begin(), g6.end(), [](const Eigen::VectorXd& c) { return c.cwiseAbs().minCoeff() == 5.0; }) == 0);
+  CHECK(std::count_if(g6.begin(), g6.end(), [](const Eigen::VectorXd& c) {
+          return c.cwiseAbs().maxCoeff() == 5.0 && c.cwiseAbs().sum() == 13.0;
+        }) == 24);  // the 24 cells with |c| a permutation of (5, 5, 3)
+  CHECK_THROWS_AS(ball_cell_centres(0, 3, 1.0), std::invalid_argument);
+}
+
+namespace {
+// The exact hull of an instance: its heads' mean as x0's base, orthonormal directions by QR.
+struct ExactHull {
+  Eigen::VectorXd x0;
+  Eigen::MatrixXd dirs;
+};
+ExactHull exact_hull(const Instance& inst) {
+  const int m = inst.layer.m();
+  const Eigen::Index n = inst.layer.heads[0].theta.size();
+  Eigen::MatrixXd spread(n, m - 1);
+  for (int i = 1; i < m; ++i) spread.col(i - 1) = flat(inst.layer.heads[i].theta) - flat(inst.layer.heads[0].theta);
+  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(spread);
+  ExactHull h;
+  h.dirs = (qr.householderQ() * Eigen::MatrixXd::Identity(n, m - 1)).transpose();
+  const Eigen::VectorXd t0 = flat(inst.layer.heads[0].theta);
+  h.x0 = t0 - h.dirs.transpose() * (h.dirs * t0);
+  return h;
+}
+
+// An all-gather between threads that stand for the ranks of an MPI job.
+class ThreadGather {
+ public:
+  explicit ThreadGather(int size) : parts_(size) {}
+  std::vector<double> gather(int rank, const std::vector<double>& mine) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int64_t round = round_;
+    parts_[rank] = mine;
+    if (++arrived_ == static_cast<int>(parts_.size())) {
+      result_.clear();
+      for (const auto& p : parts_) result_.insert(result_.end(), p.begin(), p.end());
+      arrived_ = 0;
+      ++round_;
+      changed_.notify_all();
+    } else {
+      changed_.wait(lock, [&] { return round_ != round; });
+    }
+    return result_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::vector<double>> parts_;
+  std::vector<double> result_;
+  int arrived_ = 0;
+  int64_t round_ = 0;
+};
+
+bool same_bytes(const Layer& a, const Layer& b) {
+  if (a.m() != b.m()) return false;
+  for (int i = 0; i < a.m(); ++i)
+    if (a.heads[i].theta != b.heads[i].theta || a.heads[i].w != b.heads[i].w) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("three heads on the exact hull: the pruned net refined head by head recovers Θ and W", "[stage6]") {
+  const Instance inst = test::generated_instance(10, 2, 3, 3.0, 4);
+  const ExactHull hull = exact_hull(inst);
+  const SampleOracle oracle(inst, 3);
+  NetOptions o;
+  o.threads = 2;  // the default budget: G = 7, 45 of 49 cells (C(45, 3) = 14190 tuples)
+  const NetResult r = search_net(oracle, hull.x0, hull.dirs, 3, o);
+  INFO("coarse validation " << r.report.coarse_validation_error << ", final " << r.report.validation_error);
+  CHECK(r.report.grid_centred);
+  CHECK(r.report.refine_head_wise);
+  CHECK(r.report.grid_per_axis == 7);
+  CHECK(r.report.grid_points == 45);  // the 4 corner cells miss the ball
+  CHECK(r.report.tuples_exhaustive == 14190);
+  // 3 heads × 8 moves per sweep, plus the pattern moves' tuples (each accepted one is a tuple).
+  CHECK(r.report.tuples_refine >= r.report.refine_iterations * 3 * 8 + r.report.refine_extrapolations);
+  CHECK_FALSE(r.report.refine_capped);
+  CHECK(max_theta_error(r.layer, inst.layer) < tolerance::net_recovery_target());
+  CHECK(r.report.validation_error < tolerance::net_validation_target());
+}
+
+TEST_CASE("stage 6 shared by 3 ranks gives the bytes of one process, and the clock decision is rank 0's", "[stage6]") {
+  const Instance inst = test::generated_instance(8, 2, 3, 3.0, 6);
+  const ExactHull hull = exact_hull(inst);
+  const SampleOracle oracle(inst, 2);
+  NetOptions o;
+  o.max_tuples = 300;
+  const NetResult single = search_net(oracle, hull.x0, hull.dirs, 3, o);
+  const NetCandidates candidates = net_candidates(oracle, hull.x0, hull.dirs, 3, o);
+
+  constexpr int kRanks = 3;
+  ThreadGather gather(kRanks);
+  std::vector<NetResult> shared(kRanks);
+  std::vector<NetCandidates> shared_candidates(kRanks);
+  std::vector<int> clock(kRanks);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kRanks; ++r)
+    ranks.emplace_back([&, r] {
+      NetOptions ro = o;
+      ro.processes.rank = r;
+      ro.processes.size = kRanks;
+      ro.processes.all_gather = [&, r](const std::vector<double>& mine) { return gather.gather(r, mine); };
+      shared[r] = search_net(oracle, hull.x0, hull.dirs, 3, ro);
+      shared_candidates[r] = net_candidates(oracle, hull.x0, hull.dirs, 3, ro);
+      clock[r] = first_process_value(ro.processes, r != 0);  // every rank but 0 says "out of time"
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < kRanks; ++r) {
+    INFO("rank " << r);
+    CHECK(same_bytes(shared[r].layer, single.layer));
+    CHECK(same_bytes(shared[r].coarse_layer, single.coarse_layer));
+    CHECK(shared[r].report.tuples_refine == single.report.tuples_refine);
+    CHECK(shared[r].report.refine_iterations == single.report.refine_iterations);
+    CHECK(shared[r].report.validation_error == single.report.validation_error);
+    CHECK(shared_candidates[r].errors == candidates.errors);
+    CHECK(shared_candidates[r].winner == candidates.winner);
+    CHECK(clock[r] == 0);
+  }
+  // A process count without an all-gather is refused.
+  NetOptions bad = o;
+  bad.processes.size = 2;
+  CHECK_THROWS_AS(search_net(oracle, hull.x0, hull.dirs, 3, bad), std::invalid_argument);
 }

@@ -1,0 +1,52 @@
+#include "cli/stop_signals.hpp"
+
+#include <csignal>
+#include <cstring>
+
+#include <unistd.h>
+
+namespace mha::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+struct sigaction g_previous[2];
+constexpr int kSignals[2] = {SIGINT, SIGTERM};
+bool g_installed[2] = {false, false};
+
+extern "C" void on_stop_signal(int) {
+  g_stop = 1;
+  // write(2) is async-signal-safe; stdio is not.
+  static const char kMessage[] =
+      "mhalearn learn: stopping at the next safe point (a second signal stops at once)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  (void)ignored;
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop = 0;
+  struct sigaction action;
+  std::memset(&action, 0, sizeof action);
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  // SA_RESTART: the work between safe points (file reads, CLP) never sees EINTR.
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  for (int i = 0; i < 2; ++i) {
+    g_installed[i] = false;
+    if (::sigaction(kSignals[i], nullptr, &g_previous[i]) != 0 || g_previous[i].sa_handler == SIG_IGN) continue;
+    g_installed[i] = ::sigaction(kSignals[i], &action, nullptr) == 0;
+  }
+}
+
+StopSignals::~StopSignals() {
+  for (int i = 0; i < 2; ++i)
+    if (g_installed[i]) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+}
+
+bool StopSignals::requested() { return g_stop != 0; }
+
+void StopSignals::request() { g_stop = 1; }
+
+}  // namespace mha::cli

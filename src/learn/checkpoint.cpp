@@ -1,0 +1,705 @@
+#include "learn/checkpoint.hpp"
+
+#include "data/atomic_file.hpp"
+#include "data/instance_io.hpp"
+#include "data/npy.hpp"
+#include "learn/format.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace mha {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+uint64_t crc64(std::string_view bytes) {
+  Crc64 crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+std::string safe_point_name(const LearnState& s) {
+  switch (s.next) {
+    case LearnStep::stage1: return "before stage 1";
+    case LearnStep::sculpt:
+      return format("before round %d's sculpt (stage %d%s)", s.round, s.round == 0 ? 2 : 4, s.final_round ? ", the final round" : "");
+    case LearnStep::span: return format("before round %d's span (stage 5)", s.round);
+    case LearnStep::net: return format("before round %d's net (stage 6)", s.round);
+    case LearnStep::margin: return format("before round %d's margin refinement (stage 3)", s.round);
+    case LearnStep::reference: return "before the reference paths";
+    case LearnStep::polish: return "before polishing";
+    case LearnStep::finish: return "before the final evaluation";
+    case LearnStep::done: return "after the run";
+  }
+  return "at an unknown step";
+}
+
+namespace {
+
+// The steps a checkpoint can stand before, with their names in the manifest.
+constexpr std::pair<LearnStep, const char*> kSteps[] = {
+    {LearnStep::sculpt, "sculpt"}, {LearnStep::span, "span"},           {LearnStep::net, "net"},
+    {LearnStep::margin, "margin"}, {LearnStep::reference, "reference"}, {LearnStep::polish, "polish"},
+    {LearnStep::finish, "finish"}};
+constexpr int kMaxRound = 64;  // the CLI allows 20 rounds
+
+const char* step_name(LearnStep step) {
+  for (const auto& [s, name] : kSteps)
+    if (s == step) return name;
+  return "?";
+}
+
+std::string hex16(uint64_t v) { return format("%016llx", static_cast<unsigned long long>(v)); }
+
+// Doubles as hexadecimal floats (std::to_chars): exact, locale-free, with
+// "inf" and "nan" (whose payload is not kept) for the non-finite values.
+std::string hex(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::hex);
+  return std::string(buf, r.ptr);
+}
+
+bool is_array_name(const std::string& name) {
+  if (name.size() != 6 + 16 + 4 || name.compare(0, 6, "array-") != 0 || name.compare(22, 4, ".npy") != 0) return false;
+  for (size_t i = 6; i < 22; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i])) && !(name[i] >= 'a' && name[i] <= 'f')) return false;
+  return true;
+}
+
+// ---- Writing -----------------------------------------------------------------
+
+// Collects the arrays as content-named .npy files and returns their names.
+class StateWriter {
+ public:
+  explicit StateWriter(std::map<std::string, std::string>& arrays) : arrays_(arrays) {}
+
+  std::string put(const std::vector<int64_t>& shape, const std::vector<double>& values) {
+    std::string bytes = npy_bytes_float64(shape, values.data());
+    std::string name = "array-" + hex16(crc64(bytes)) + ".npy";
+    arrays_.emplace(name, std::move(bytes));
+    return name;
+  }
+  template <class Derived>
+  std::string matrix(const Eigen::MatrixBase<Derived>& m) {
+    std::vector<double> values;
+    values.reserve(static_cast<size_t>(m.size()));
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c) values.push_back(m(r, c));
+    return put({m.rows(), m.cols()}, values);
+  }
+  std::string vector(const Eigen::VectorXd& v) { return put({v.size()}, std::vector<double>(v.data(), v.data() + v.size())); }
+  // Shape (m, 2, d, d): head i's Θ_i, then W_i.
+  std::string layer(const Layer& layer) {
+    std::vector<double> values;
+    for (const auto& h : layer.heads)
+      for (const MatD* x : {&h.theta, &h.w}) values.insert(values.end(), x->data(), x->data() + x->size());
+    return put({layer.m(), 2, layer.d(), layer.d()}, values);
+  }
+
+  json round(const LearnRound& r) {
+    json j = {{"validation_error", hex(r.validation_error)}, {"sculpt", nullptr}, {"span", nullptr}, {"net", nullptr}};
+    if (r.sculpt) j["sculpt"] = sculpt(*r.sculpt);
+    if (r.span.hull_point.size() > 0)
+      j["span"] = {{"hull_point", vector(r.span.hull_point)}, {"hull_directions", matrix(r.span.hull_directions)}};
+    if (r.net.layer.m() > 0) j["net"] = {{"layer", layer(r.net.layer)}, {"coarse_layer", layer(r.net.coarse_layer)}};
+    return j;
+  }
+
+ private:
+  json sculpt(const SculptResult& s) {
+    const auto& slabs = s.body.slabs();
+    const int64_t n = s.body.dim(), count = static_cast<int64_t>(slabs.size());
+    std::vector<double> a, b, eta;
+    a.reserve(static_cast<size_t>(n * count));
+    for (const Slab& slab : slabs) {
+      a.insert(a.end(), slab.a.begin(), slab.a.end());
+      b.push_back(slab.b);
+      eta.push_back(slab.eta);
+    }
+    const ConvexBody::Centre& c = s.centre;
+    return {{"dim", n}, {"radius", hex(s.body.radius())},
+            {"slab_a", put({count, n}, a)}, {"slab_b", put({count}, b)}, {"slab_eta", put({count}, eta)},
+            {"centre", {{"x0", vector(c.x0)}, {"free_basis", matrix(c.free_basis)},
+                        {"singular_values", vector(c.singular_values)}, {"gap", hex(c.gap)}, {"rank", c.rank},
+                        {"threshold", hex(c.threshold)}, {"weighted_residual", hex(c.weighted_residual)}}}};
+  }
+
+  std::map<std::string, std::string>& arrays_;
+};
+
+json hex_list(const std::vector<double>& v) {
+  json out = json::array();
+  for (double x : v) out.push_back(hex(x));
+  return out;
+}
+
+json errors_to_json(const std::optional<LayerErrors>& e) {
+  if (!e) return nullptr;
+  return {{"permutation", e->permutation}, {"theta_rel", hex_list(e->theta_rel)}, {"w_rel", hex_list(e->w_rel)},
+          {"theta_max_rel", hex(e->theta_max_rel)}, {"w_max_rel", hex(e->w_max_rel)},
+          {"test_relative_error", hex(e->test_relative_error)}, {"test_samples", e->test_samples}};
+}
+
+json noise_to_json(const std::optional<NoiseReport>& n) {
+  if (!n) return nullptr;
+  const FinalFitPlan& f = n->final_fit;
+  return {{"estimated", n->estimated}, {"float32_labels", n->float32_labels}, {"declared", hex(n->declared)},
+          {"heldout_residual", hex(n->heldout_residual)}, {"heldout_samples", n->heldout_samples},
+          {"fit_share", hex(n->fit_share)}, {"noise", hex(n->noise)}, {"rounding_measured", hex(n->rounding_measured)},
+          {"rounding_level", hex(n->rounding_level)}, {"rounding_bound", hex(n->rounding_bound)},
+          {"limit", n->limit}, {"warning", n->warning},
+          {"final_fit", {{"samples", f.samples}, {"needed", f.needed}, {"available", f.available},
+                         {"memory_cap", f.memory_cap}, {"reason", f.reason}}}};
+}
+
+// The report exactly (interrupted and safe_point are never part of a checkpoint).
+// A stage's details are JSON already: their numbers print and read back
+// exactly, and a non-finite one is null in the report whether resumed or not.
+json report_to_json(const LearnReport& r) {
+  json stages = json::array();
+  for (const auto& s : r.stages)
+    stages.push_back({{"stage", s.stage}, {"round", s.round}, {"samples", s.samples}, {"seconds", hex(s.seconds)},
+                      {"summary", s.summary}, {"details", s.details}});
+  return {{"variant", to_string(r.variant)}, {"stages", std::move(stages)},
+          {"round_validation_error", hex_list(r.round_validation_error)},
+          {"best_round", r.best_round}, {"samples_paper", r.samples_paper}, {"samples_polish", r.samples_polish},
+          {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", hex(r.seconds)},
+          {"ok", r.ok}, {"message", r.message}, {"errors_coarse_net", errors_to_json(r.errors_coarse_net)},
+          {"errors_before_polish", errors_to_json(r.errors_before_polish)}, {"errors", errors_to_json(r.errors)},
+          {"resumed_at", r.resumed_at}, {"noise", noise_to_json(r.noise)}, {"samples_final_fit", r.samples_final_fit},
+          {"errors_before_final_fit", errors_to_json(r.errors_before_final_fit)}};
+}
+
+// ---- Reading -----------------------------------------------------------------
+
+// A malformed manifest or array: the reader's one-line error, thrown inside
+// the reader only and caught by parse_checkpoint.
+struct Malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void malformed(const std::string& where, const std::string& what) { throw Malformed(where + ": " + what); }
+
+const json& field(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object()) malformed(where, "must be a JSON object");
+  const auto it = object.find(key);
+  if (it == object.end()) malformed(where, std::string("has no \"") + key + "\"");
+  return *it;
+}
+
+std::string at(const std::string& where, const char* key) { return where + "." + key; }
+
+double real(const json& v, const std::string& where) {
+  if (!v.is_string()) malformed(where, "must be a hexadecimal float in a string");
+  const std::string& s = v.get_ref<const std::string&>();
+  double x = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), x, std::chars_format::hex);
+  // The writer's finite values always carry an exponent ("1.8p+1"); without
+  // one, a decimal "1.5" would read as the hexadecimal 1.3125.
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || (std::isfinite(x) && s.find('p') == s.npos))
+    malformed(where, "is not a hexadecimal float");
+  return x;
+}
+
+int64_t integer(const json& v, int64_t lo, int64_t hi, const std::string& where) {
+  if (!v.is_number_integer()) malformed(where, "must be an integer");
+  bool in_range;
+  if (v.is_number_unsigned()) {  // may exceed INT64_MAX
+    const uint64_t u = v.get<uint64_t>();
+    in_range = hi >= 0 && u <= static_cast<uint64_t>(hi) && (lo <= 0 || u >= static_cast<uint64_t>(lo));
+  } else {
+    in_range = v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+  }
+  if (!in_range) malformed(where, format("must be an integer in %lld..%lld", (long long)lo, (long long)hi));
+  return v.get<int64_t>();
+}
+
+uint64_t unsigned_integer(const json& v, const std::string& where) {
+  if (!v.is_number_unsigned()) malformed(where, "must be a non-negative integer");
+  return v.get<uint64_t>();
+}
+
+bool boolean(const json& v, const std::string& where) {
+  if (!v.is_boolean()) malformed(where, "must be true or false");
+  return v.get<bool>();
+}
+
+std::string text(const json& v, const std::string& where) {
+  if (!v.is_string()) malformed(where, "must be a string");
+  return v.get<std::string>();
+}
+
+// An optional object: absent or null is none.
+const json* optional_field(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::vector<double> real_list(const json& v, const std::string& where) {
+  if (!v.is_array()) malformed(where, "must be an array");
+  std::vector<double> out;
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(real(v[i], where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+class StateReader {
+ public:
+  StateReader(const CheckpointArrays& arrays, bool verify_names) : arrays_(arrays), verify_names_(verify_names) {}
+
+  // The float64 array the value names, of exactly `shape` (-1: any length, the
+  // first dimension only).
+  std::vector<double> array(const json& v, std::vector<int64_t> shape, const std::string& where) {
+    const std::string name = text(v, where);
+    if (!is_array_name(name)) malformed(where, "must name an array file array-<16 hex digits>.npy");
+    const std::optional<std::string> bytes = arrays_(name);
+    if (!bytes) malformed(where, "the array file " + name + " is missing");
+    if (verify_names_ && hex16(crc64(*bytes)) != name.substr(6, 16))
+      malformed(where, "the array file " + name + " is damaged (its CRC-64 differs from its name)");
+    NpyResult r = parse_npy(*bytes, name);
+    if (!r.ok) malformed(where, r.error);
+    if (r.array.dtype != NpyDtype::float64 || r.array.from_float32) malformed(where, name + " must hold float64 values");
+    if (!shape.empty() && shape[0] < 0 && !r.array.shape.empty()) shape[0] = r.array.shape[0];
+    if (r.array.shape != shape)
+      malformed(where, name + " has shape " + npy_shape_string(r.array.shape) + ", expected " + npy_shape_string(shape));
+    return std::move(r.array.f64);
+  }
+
+  template <class Matrix>
+  Matrix matrix(const json& v, int64_t rows, int64_t cols, const std::string& where) {
+    const std::vector<double> values = array(v, {rows, cols}, where);
+    Matrix m(rows, cols);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) m(r, c) = values[static_cast<size_t>(r * cols + c)];
+    return m;
+  }
+
+  Eigen::VectorXd vector(const json& v, int64_t n, const std::string& where) {
+    const std::vector<double> values = array(v, {n}, where);
+    return Eigen::Map<const Eigen::VectorXd>(values.data(), n);
+  }
+
+  Layer layer(const json& v, int m, int d, const std::string& where) {
+    const std::vector<double> values = array(v, {m, 2, d, d}, where);
+    Layer layer;
+    const size_t block = static_cast<size_t>(d) * d;
+    for (int i = 0; i < m; ++i)
+      layer.heads.push_back({Eigen::Map<const MatD>(values.data() + (2 * i) * block, d, d),
+                             Eigen::Map<const MatD>(values.data() + (2 * i + 1) * block, d, d)});
+    return layer;
+  }
+
+  LearnRound round(const json& j, int d, int m, const std::string& where) {
+    const int64_t n = int64_t{d} * d;
+    LearnRound r;
+    r.validation_error = real(field(j, "validation_error", where), at(where, "validation_error"));
+    if (const json* s = optional_field(j, "sculpt")) r.sculpt = sculpt(*s, n, m, at(where, "sculpt"));
+    if (const json* s = optional_field(j, "span")) {
+      const std::string w = at(where, "span");
+      r.span.hull_point = vector(field(*s, "hull_point", w), n, at(w, "hull_point"));
+      r.span.hull_directions = matrix<Eigen::MatrixXd>(field(*s, "hull_directions", w), m - 1, n, at(w, "hull_directions"));
+    }
+    if (const json* s = optional_field(j, "net")) {
+      const std::string w = at(where, "net");
+      r.net.layer = layer(field(*s, "layer", w), m, d, at(w, "layer"));
+      r.net.coarse_layer = layer(field(*s, "coarse_layer", w), m, d, at(w, "coarse_layer"));
+    }
+    return r;
+  }
+
+ private:
+  SculptResult sculpt(const json& j, int64_t n, int m, const std::string& where) {
+    integer(field(j, "dim", where), n, n, at(where, "dim"));  // d² of the state's d
+    const double radius = real(field(j, "radius", where), at(where, "radius"));
+    if (!(radius > 0 && std::isfinite(radius))) malformed(at(where, "radius"), "must be positive and finite");
+    const std::vector<double> a = array(field(j, "slab_a", where), {-1, n}, at(where, "slab_a"));
+    const int64_t count = static_cast<int64_t>(a.size()) / std::max<int64_t>(n, 1);
+    const std::vector<double> b = array(field(j, "slab_b", where), {count}, at(where, "slab_b"));
+    const std::vector<double> eta = array(field(j, "slab_eta", where), {count}, at(where, "slab_eta"));
+    SculptResult s{ConvexBody(static_cast<int>(n), radius), {}, {}};
+    for (int64_t r = 0; r < count; ++r) {
+      Slab slab{std::vector<double>(a.begin() + r * n, a.begin() + (r + 1) * n), b[r], eta[r]};
+      try {
+        s.body.add(std::move(slab));
+      } catch (const std::invalid_argument&) {
+        malformed(where, format("slab %lld is not finite or has a negative width", (long long)r));
+      }
+    }
+    const std::string w = at(where, "centre");
+    const json& c = field(j, "centre", where);
+    s.centre.x0 = vector(field(c, "x0", w), n, at(w, "x0"));
+    s.centre.free_basis = matrix<Eigen::MatrixXd>(field(c, "free_basis", w), m - 1, n, at(w, "free_basis"));
+    s.centre.singular_values = vector(field(c, "singular_values", w), n, at(w, "singular_values"));
+    s.centre.gap = real(field(c, "gap", w), at(w, "gap"));
+    s.centre.rank = static_cast<int>(integer(field(c, "rank", w), 0, n, at(w, "rank")));
+    s.centre.threshold = real(field(c, "threshold", w), at(w, "threshold"));
+    s.centre.weighted_residual = real(field(c, "weighted_residual", w), at(w, "weighted_residual"));
+    return s;
+  }
+
+  const CheckpointArrays& arrays_;
+  bool verify_names_;
+};
+
+std::optional<LayerErrors> errors_from_json(const json& j, const char* key, const std::string& where) {
+  const json* e = optional_field(j, key);
+  if (!e) return std::nullopt;
+  const std::string w = at(where, key);
+  LayerErrors out;
+  const json& perm = field(*e, "permutation", w);
+  if (!perm.is_array()) malformed(at(w, "permutation"), "must be an array");
+  for (const json& i : perm) out.permutation.push_back(static_cast<int>(integer(i, 0, kMaxInstanceHeads - 1, at(w, "permutation"))));
+  out.theta_rel = real_list(field(*e, "theta_rel", w), at(w, "theta_rel"));
+  out.w_rel = real_list(field(*e, "w_rel", w), at(w, "w_rel"));
+  out.theta_max_rel = real(field(*e, "theta_max_rel", w), at(w, "theta_max_rel"));
+  out.w_max_rel = real(field(*e, "w_max_rel", w), at(w, "w_max_rel"));
+  out.test_relative_error = real(field(*e, "test_relative_error", w), at(w, "test_relative_error"));
+  out.test_samples = integer(field(*e, "test_samples", w), 0, INT64_MAX, at(w, "test_samples"));
+  return out;
+}
+
+std::optional<NoiseReport> noise_from_json(const json& j, const std::string& where) {
+  const json* e = optional_field(j, "noise");
+  if (!e) return std::nullopt;
+  constexpr int64_t kMax = INT64_MAX;
+  const std::string w = at(where, "noise");
+  auto number = [&](const char* key) { return real(field(*e, key, w), at(w, key)); };
+  NoiseReport n;
+  n.estimated = boolean(field(*e, "estimated", w), at(w, "estimated"));
+  n.float32_labels = boolean(field(*e, "float32_labels", w), at(w, "float32_labels"));
+  n.declared = number("declared");
+  n.heldout_residual = number("heldout_residual");
+  n.heldout_samples = integer(field(*e, "heldout_samples", w), 0, kMax, at(w, "heldout_samples"));
+  n.fit_share = number("fit_share");
+  n.noise = number("noise");
+  n.rounding_measured = number("rounding_measured");
+  n.rounding_level = number("rounding_level");
+  n.rounding_bound = number("rounding_bound");
+  n.limit = text(field(*e, "limit", w), at(w, "limit"));
+  n.warning = text(field(*e, "warning", w), at(w, "warning"));
+  const json& f = field(*e, "final_fit", w);
+  const std::string fw = at(w, "final_fit");
+  n.final_fit.samples = integer(field(f, "samples", fw), 0, kMax, at(fw, "samples"));
+  n.final_fit.needed = integer(field(f, "needed", fw), 0, kMax, at(fw, "needed"));
+  n.final_fit.available = integer(field(f, "available", fw), 0, kMax, at(fw, "available"));
+  n.final_fit.memory_cap = integer(field(f, "memory_cap", fw), 0, kMax, at(fw, "memory_cap"));
+  n.final_fit.reason = text(field(f, "reason", fw), at(fw, "reason"));
+  return n;
+}
+
+LearnReport report_from_json(const json& j, const std::string& where) {
+  constexpr int64_t kMax = INT64_MAX;
+  LearnReport r;
+  const json& stages = field(j, "stages", where);
+  if (!stages.is_array()) malformed(at(where, "stages"), "must be an array");
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const std::string w = at(where, "stages") + "[" + std::to_string(i) + "]";
+    const json& s = stages[i];
+    r.stages.push_back({text(field(s, "stage", w), at(w, "stage")),
+                        static_cast<int>(integer(field(s, "round", w), -1, kMaxRound, at(w, "round"))),
+                        integer(field(s, "samples", w), 0, kMax, at(w, "samples")),
+                        real(field(s, "seconds", w), at(w, "seconds")), text(field(s, "summary", w), at(w, "summary")),
+                        field(s, "details", w)});
+  }
+  const std::string variant = text(field(j, "variant", where), at(where, "variant"));
+  if (variant == "paper") r.variant = LearnVariant::paper;
+  else if (variant == "extended") r.variant = LearnVariant::extended;
+  else malformed(at(where, "variant"), "must be \"paper\" or \"extended\"");
+  r.round_validation_error = real_list(field(j, "round_validation_error", where), at(where, "round_validation_error"));
+  r.best_round = static_cast<int>(integer(field(j, "best_round", where), -1, kMaxRound, at(where, "best_round")));
+  r.samples_paper = integer(field(j, "samples_paper", where), 0, kMax, at(where, "samples_paper"));
+  r.samples_polish = integer(field(j, "samples_polish", where), 0, kMax, at(where, "samples_polish"));
+  r.samples_total = integer(field(j, "samples_total", where), 0, kMax, at(where, "samples_total"));
+  r.validation_samples = integer(field(j, "validation_samples", where), 0, kMax, at(where, "validation_samples"));
+  r.seconds = real(field(j, "seconds", where), at(where, "seconds"));
+  r.ok = boolean(field(j, "ok", where), at(where, "ok"));
+  r.message = text(field(j, "message", where), at(where, "message"));
+  r.errors_coarse_net = errors_from_json(j, "errors_coarse_net", where);
+  r.errors_before_polish = errors_from_json(j, "errors_before_polish", where);
+  r.errors = errors_from_json(j, "errors", where);
+  const json& resumed = field(j, "resumed_at", where);
+  if (!resumed.is_array()) malformed(at(where, "resumed_at"), "must be an array");
+  for (const json& s : resumed) r.resumed_at.push_back(text(s, at(where, "resumed_at")));
+  r.noise = noise_from_json(j, where);
+  r.samples_final_fit = integer(field(j, "samples_final_fit", where), 0, kMax, at(where, "samples_final_fit"));
+  r.errors_before_final_fit = errors_from_json(j, "errors_before_final_fit", where);
+  return r;
+}
+
+LearnState state_from_json(const json& j, StateReader& in) {
+  const std::string where = "state";
+  LearnState s;
+  s.d = static_cast<int>(integer(field(j, "d", where), 1, kMaxInstanceD, "state.d"));
+  s.k = static_cast<int>(integer(field(j, "k", where), 1, 1024, "state.k"));
+  s.m = static_cast<int>(integer(field(j, "m", where), 1, kMaxInstanceHeads, "state.m"));
+  const std::string next = text(field(j, "next", where), "state.next");
+  bool known = false;
+  for (const auto& [step, name] : kSteps)
+    if (next == name) s.next = step, known = true;
+  if (!known) malformed("state.next", "is not a step a checkpoint stands before");
+  s.round = static_cast<int>(integer(field(j, "round", where), 0, kMaxRound - 1, "state.round"));
+  s.offset = unsigned_integer(field(j, "offset", where), "state.offset");
+  const std::string digest = text(field(j, "validation_digest", where), "state.validation_digest");
+  if (digest.size() != 16 || digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+    malformed("state.validation_digest", "must be 16 lower-case hexadecimal digits");
+  s.validation_digest = std::stoull(digest, nullptr, 16);
+  s.seconds = real(field(j, "seconds", where), "state.seconds");
+  s.w_sum = in.matrix<MatD>(field(j, "w_sum", where), s.d, s.d, "state.w_sum");
+  s.w_error_assumed = real(field(j, "w_error_assumed", where), "state.w_error_assumed");
+  s.last_w_improved = boolean(field(j, "last_w_improved", where), "state.last_w_improved");
+  s.last_w_standard_error = real(field(j, "last_w_standard_error", where), "state.last_w_standard_error");
+  s.final_round = boolean(field(j, "final_round", where), "state.final_round");
+  s.final_w_error = real(field(j, "final_w_error", where), "state.final_w_error");
+  s.final_w_standard_error = real(field(j, "final_w_standard_error", where), "state.final_w_standard_error");
+  if (const json* w = optional_field(j, "final_w_sum")) s.final_w_sum = in.matrix<MatD>(*w, s.d, s.d, "state.final_w_sum");
+  if (const json* r = optional_field(j, "best")) s.best = in.round(*r, s.d, s.m, "state.best");
+  if (const json* r = optional_field(j, "current")) s.current = in.round(*r, s.d, s.m, "state.current");
+  if (const json* l = optional_field(j, "layer")) s.layer = in.layer(*l, s.m, s.d, "state.layer");
+  s.report = report_from_json(field(j, "report", where), "state.report");
+  return s;
+}
+
+// json::parse refusing values nested deeper than kMaxJsonDepth, as the
+// instance reader does (instance_io.cpp): dump() and copies recurse per level.
+json parse_bounded(std::string_view text) {
+  bool too_deep = false;
+  const json::parser_callback_t limit = [&too_deep](int depth, json::parse_event_t event, json&) {
+    const bool opens = event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) too_deep = true;
+    return !(opens && depth >= kMaxJsonDepth);
+  };
+  json doc = json::parse(text, limit);
+  if (too_deep) throw Malformed("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  return doc;
+}
+
+// What each step needs of a round.
+std::string check_round(const LearnRound& r, const char* which, bool needs_sculpt, bool needs_span, bool needs_net) {
+  if (needs_sculpt && !r.sculpt) return std::string("the ") + which + " round has no body";
+  if (needs_span && r.span.hull_point.size() == 0) return std::string("the ") + which + " round has no hull";
+  if (needs_net && r.net.layer.m() == 0) return std::string("the ") + which + " round has no layer";
+  return "";
+}
+
+std::string check_shapes(const LearnState& s) {
+  const int64_t n = int64_t{s.d} * s.d;
+  if (s.w_sum.rows() != s.d || s.w_sum.cols() != s.d) return "W_sum is not d×d";
+  for (const auto* r : {s.best ? &*s.best : nullptr, s.current ? &*s.current : nullptr}) {
+    if (!r) continue;
+    if (r->sculpt) {
+      const ConvexBody::Centre& c = r->sculpt->centre;
+      if (r->sculpt->body.dim() != n || c.x0.size() != n || c.singular_values.size() != n ||
+          c.free_basis.rows() != s.m - 1 || c.free_basis.cols() != n)
+        return "a round's body or centre has the wrong shape";
+    }
+    if (r->span.hull_point.size() > 0 &&
+        (r->span.hull_point.size() != n || r->span.hull_directions.rows() != s.m - 1 || r->span.hull_directions.cols() != n))
+      return "a round's hull has the wrong shape";
+    for (const Layer* l : {&r->net.layer, &r->net.coarse_layer})
+      if (r->net.layer.m() > 0 && (l->m() != s.m || l->d() != s.d)) return "a round's layer has the wrong shape";
+  }
+  if (s.layer.m() > 0 && (s.layer.m() != s.m || s.layer.d() != s.d)) return "the layer has the wrong shape";
+  return "";
+}
+
+}  // namespace
+
+std::string check_learn_state(const LearnState& s) {
+  if (s.d < 1 || s.k < 1 || s.m < 1) return "d, k and m must be positive";
+  if (s.next == LearnStep::stage1 || s.next == LearnStep::done) return "the state is not at a safe point";
+  if (s.round < 0 || s.round >= kMaxRound) return "the round is out of range";
+  if (auto e = check_shapes(s); !e.empty()) return e;
+  const LearnStep next = s.next;
+  const bool in_round = next == LearnStep::span || next == LearnStep::net || next == LearnStep::margin;
+  if (in_round != s.current.has_value()) return in_round ? "no round in progress" : "a round in progress outside a round";
+  // The paper variant's round 0 goes from stage 2 to stage 3 without a layer.
+  const bool layer_before_margin = !(s.report.variant == LearnVariant::paper && s.round == 0);
+  if (s.current)
+    if (auto e = check_round(*s.current, "current", next != LearnStep::net, next == LearnStep::net,
+                             next == LearnStep::margin && layer_before_margin);
+        !e.empty())
+      return e;
+  if (s.final_w_sum.size() > 0 && (s.final_w_sum.rows() != s.d || s.final_w_sum.cols() != s.d)) return "the final W_sum is not d×d";
+  const LearnReport& r = s.report;
+  if (s.best.has_value() != (r.best_round >= 0)) return "the best round and the report's best_round disagree";
+  if (r.best_round >= static_cast<int>(r.round_validation_error.size()) || r.best_round > s.round)
+    return "the report's best_round is not a completed round";
+  if (s.best)
+    if (auto e = check_round(*s.best, "best", false, false, true); !e.empty()) return e;
+  const bool after_stages = next == LearnStep::polish || next == LearnStep::finish;
+  if (after_stages && !s.best) return "no round was selected before polishing";
+  if (after_stages != (s.layer.m() > 0)) return after_stages ? "the result layer is missing" : "a result layer before the reference paths";
+  return "";
+}
+
+CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, const json& provenance) {
+  if (auto e = check_learn_state(s); !e.empty()) throw std::invalid_argument("cannot checkpoint this state: " + e);
+  CheckpointFiles files;
+  StateWriter out(files.arrays);
+  json state = {{"d", s.d}, {"k", s.k}, {"m", s.m}, {"next", step_name(s.next)}, {"round", s.round},
+                {"offset", s.offset}, {"validation_digest", hex16(s.validation_digest)}, {"seconds", hex(s.seconds)},
+                {"w_sum", out.matrix(s.w_sum)}, {"w_error_assumed", hex(s.w_error_assumed)},
+                {"last_w_improved", s.last_w_improved}, {"last_w_standard_error", hex(s.last_w_standard_error)},
+                {"final_round", s.final_round}, {"final_w_error", hex(s.final_w_error)},
+                {"final_w_standard_error", hex(s.final_w_standard_error)},
+                {"final_w_sum", s.final_w_sum.size() > 0 ? json(out.matrix(s.final_w_sum)) : json(nullptr)},
+                {"best", s.best ? out.round(*s.best) : json(nullptr)},
+                {"current", s.current ? out.round(*s.current) : json(nullptr)},
+                {"layer", s.layer.m() > 0 ? json(out.layer(s.layer)) : json(nullptr)},
+                {"report", report_to_json(s.report)}};
+  const json doc = {{"format", kCheckpointFormat}, {"schema_version", kCheckpointSchemaVersion},
+                    {"safe_point", safe_point_name(s)}, {"provenance", provenance}, {"match", match},
+                    {"state", std::move(state)}};
+  files.manifest = doc.dump(1) + "\n";
+  return files;
+}
+
+CheckpointRead parse_checkpoint(std::string_view manifest, const CheckpointArrays& arrays,
+                                const std::string& name, bool verify_names) {
+  CheckpointRead out;
+  try {
+    const json doc = parse_bounded(manifest);
+    if (!doc.is_object()) malformed("the manifest", "must be a JSON object");
+    if (!doc.contains("format") || doc["format"] != kCheckpointFormat)
+      throw Malformed(std::string("\"format\" must be \"") + kCheckpointFormat + "\"");
+    if (!doc.contains("schema_version") || doc["schema_version"] != kCheckpointSchemaVersion)
+      throw Malformed("\"schema_version\" is not " + std::to_string(kCheckpointSchemaVersion) +
+                      ", the version this build reads");
+    out.checkpoint.provenance = field(doc, "provenance", "the manifest");
+    out.checkpoint.match = field(doc, "match", "the manifest");
+    StateReader in(arrays, verify_names);
+    out.checkpoint.state = state_from_json(field(doc, "state", "the manifest"), in);
+    if (auto e = check_learn_state(out.checkpoint.state); !e.empty()) malformed("state", e);
+  } catch (const Malformed& e) {
+    out.error = name + ": " + e.what();
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999; one line
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    out.error = name + ": malformed or truncated JSON (" + what + ")";
+  }
+  return out;
+}
+
+namespace {
+
+// Makes the directory's entries (new files, renames) durable before the next
+// step relies on them.
+std::string sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return "cannot open the checkpoint directory " + dir;
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok ? "" : "cannot flush the checkpoint directory " + dir;
+}
+
+}  // namespace
+
+std::string write_checkpoint(const std::string& dir, const CheckpointFiles& files) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create the checkpoint directory " + dir + ": " + ec.message();
+  for (const auto& [name, bytes] : files.arrays) {
+    const fs::path path = fs::path(dir) / name;
+    // Content-named: a file of that name and size is this array (CRC-64), kept from an earlier checkpoint.
+    if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == bytes.size()) continue;
+    if (auto e = write_file_atomically(path.string(), bytes); !e.empty()) return e;
+  }
+  if (auto e = sync_directory(dir); !e.empty()) return e;
+  if (auto e = write_file_atomically((fs::path(dir) / kCheckpointManifest).string(), files.manifest); !e.empty()) return e;
+  if (auto e = sync_directory(dir); !e.empty()) return e;
+  // Only now may the previous checkpoint's arrays go, and any temporary file a crash left.
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool stale_array = is_array_name(name) && files.arrays.count(name) == 0;
+    const bool stale_temporary = name.find(".tmp.") != std::string::npos &&
+                                 (name.rfind("array-", 0) == 0 || name.rfind(kCheckpointManifest, 0) == 0);
+    if (stale_array || stale_temporary) stale.push_back(entry.path());
+  }
+  for (const fs::path& path : stale) fs::remove(path, ec);
+  return "";
+}
+
+bool has_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / kCheckpointManifest, ec);
+}
+
+CheckpointRead read_checkpoint(const std::string& dir) {
+  const std::string manifest_path = (fs::path(dir) / kCheckpointManifest).string();
+  CheckpointRead out;
+  if (!has_checkpoint(dir)) {
+    out.error = dir + " holds no checkpoint (no " + kCheckpointManifest + ")";
+    return out;
+  }
+  std::string manifest, error;
+  if (!read_whole_file(manifest_path, manifest, error)) {
+    out.error = error;
+    return out;
+  }
+  const CheckpointArrays arrays = [&dir](const std::string& file) -> std::optional<std::string> {
+    std::string bytes, ignored;
+    if (!read_whole_file((fs::path(dir) / file).string(), bytes, ignored)) return std::nullopt;
+    return bytes;
+  };
+  return parse_checkpoint(manifest, arrays, manifest_path);
+}
+
+namespace {
+
+std::string short_dump(const json* v) {
+  if (!v) return "absent";
+  std::string s = v->dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// The first differing key under `prefix`, depth first in sorted key order.
+std::string first_difference(const json& a, const json& b, const std::string& prefix) {
+  if (a.is_object() && b.is_object()) {
+    std::map<std::string, std::pair<const json*, const json*>> keys;  // sorted union
+    for (auto it = a.begin(); it != a.end(); ++it) keys[it.key()].first = &it.value();
+    for (auto it = b.begin(); it != b.end(); ++it) keys[it.key()].second = &it.value();
+    for (const auto& [key, values] : keys) {
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      if (!values.first || !values.second || *values.first != *values.second) {
+        if (values.first && values.second) return first_difference(*values.first, *values.second, path);
+        return "'" + path + "' is " + short_dump(values.first) + " in the checkpoint, " + short_dump(values.second) +
+               " in this run";
+      }
+    }
+    return "";
+  }
+  if (a == b) return "";
+  return "'" + prefix + "' is " + short_dump(&a) + " in the checkpoint, " + short_dump(&b) + " in this run";
+}
+
+}  // namespace
+
+std::string match_difference(const json& checkpoint, const json& run) {
+  std::string d = first_difference(checkpoint, run, "");
+  for (char& c : d)
+    if (c == '\n' || c == '\r') c = ' ';  // keys are the checkpoint's: one line whatever they hold
+  return d;
+}
+
+std::string build_difference(const json& checkpoint, const json& run) {
+  static const char* const keys[] = {"/version", "/git_commit", "/build/arithmetic", "/build/isa_level",
+                                     "/build/fp_flags", "/build/compiler", "/build/libraries"};
+  for (const char* key : keys) {
+    const json::json_pointer pointer(key);
+    const json* a = checkpoint.is_object() && checkpoint.contains(pointer) ? &checkpoint.at(pointer) : nullptr;
+    const json* b = run.contains(pointer) ? &run.at(pointer) : nullptr;
+    if (!a || !b || *a != *b)
+      return std::string("it was written by another build of mhalearn (") + (key + 1) + " " + short_dump(a) +
+             ", this build's " + short_dump(b) + "), whose bytes may differ";
+  }
+  return "";
+}
+
+}  // namespace mha
