@@ -62,6 +62,14 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
   cmd->add_option("--reference-max-unknowns", o.reference_max_unknowns,
                   "run the reference paths only when d² is at most this (LPs/QP over d² unknowns)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--assume-label-noise", o.label_noise,
+                  "the labels' relative Gaussian noise as far as known: certification widens its slabs for it "
+                  "(default: --label-noise)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--final-fit-samples", o.final_fit_samples,
+                  "when polishing stops at a noise floor: the final fit's samples on an oracle (a dataset: all it has "
+                  "left); 0: no final fit")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 36));
   cmd->add_flag("--no-polish", no_polish, "stop after the paper's stages (no Levenberg–Marquardt polishing)");
   cmd->add_flag("--no-reference", no_reference, "skip the reference paths (QP proxy, LP widths) on the selected round");
 }
@@ -358,6 +366,7 @@ Runner add_learn(CLI::App& app) {
     o.polish = !a->no_polish;
     o.reference = !a->no_reference;
     o.test_seed = a->in.seed;
+    if (cmd->count("--assume-label-noise") == 0) o.label_noise = a->in.label_noise;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
     o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
     if (process_count() > 1 && (!a->checkpoint.empty() || !a->resume.empty()))
@@ -370,7 +379,8 @@ Runner add_learn(CLI::App& app) {
                     {"margin_samples", o.margin.max_samples}, {"accept_fraction", o.margin.accept_fraction},
                     {"radius", o.sculpt.sculpt.radius}, {"net_tuples", o.net.max_tuples}, {"polish", o.polish},
                     {"reference", o.reference}, {"max_seconds", o.max_seconds}, {"threads", o.threads},
-                    {"label_noise", a->in.label_noise}};
+                    {"label_noise", a->in.label_noise}, {"assume_label_noise", o.label_noise},
+                    {"final_fit_samples", o.final_fit_samples}};
     const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
     if (!oracles.empty()) options["oracle"] = oracles;
     if (process_count() > 1) options["processes"] = process_count();

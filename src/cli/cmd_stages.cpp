@@ -189,6 +189,7 @@ Runner add_sculpt(CLI::App& app) {
     }
     LearnOptions lo = a->learn;
     lo.m = m;
+    lo.label_noise = a->in.label_noise;  // certification accounts for the noise --label-noise adds
     // The stage-1 Ŵ is what the learner's round 0 sculpts with; the exact W_Σ
     // is what later rounds approach (with no W error).
     const int round = a->w_source == "oracle" ? 1 : 0;

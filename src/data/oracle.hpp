@@ -35,6 +35,10 @@ class SampleSource {
   virtual int64_t available() const = 0;   // samples that can be drawn
   // Samples first .. first+count−1, clipped to available().
   virtual LabelledBatch draw(uint64_t first, int64_t count, int threads) const = 0;
+  // True when every label is a layer's own output up to the forward pass's
+  // rounding (an oracle without label noise): a residual above rounding is then
+  // the fit's own error, never noise. False when unknown (a dataset).
+  virtual bool noiseless() const { return false; }
 };
 
 // Samples left in `source` from index `first` on (0 when first is past the end).
@@ -54,6 +58,7 @@ class PrefixSource : public SampleSource {
   int k() const override { return inner_.k(); }
   int d() const override { return inner_.d(); }
   int64_t available() const override { return limit_; }
+  bool noiseless() const override { return inner_.noiseless(); }
   LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
     return inner_.draw(first, std::min(count, samples_from(*this, first)), threads);
   }
@@ -81,6 +86,7 @@ class SampleOracle : public SampleSource {
   int k() const override { return instance_.k; }
   int d() const override { return instance_.d(); }
   int64_t available() const override { return std::numeric_limits<int64_t>::max(); }
+  bool noiseless() const override { return true; }
   LabelledBatch draw(uint64_t first, int64_t count, int threads) const override;
 
   const Instance& instance() const { return instance_; }

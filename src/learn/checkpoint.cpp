@@ -147,6 +147,18 @@ json errors_to_json(const std::optional<LayerErrors>& e) {
           {"test_relative_error", hex(e->test_relative_error)}, {"test_samples", e->test_samples}};
 }
 
+json noise_to_json(const std::optional<NoiseReport>& n) {
+  if (!n) return nullptr;
+  const FinalFitPlan& f = n->final_fit;
+  return {{"estimated", n->estimated}, {"float32_labels", n->float32_labels}, {"declared", hex(n->declared)},
+          {"heldout_residual", hex(n->heldout_residual)}, {"heldout_samples", n->heldout_samples},
+          {"fit_share", hex(n->fit_share)}, {"noise", hex(n->noise)}, {"rounding_measured", hex(n->rounding_measured)},
+          {"rounding_level", hex(n->rounding_level)}, {"rounding_bound", hex(n->rounding_bound)},
+          {"limit", n->limit}, {"warning", n->warning},
+          {"final_fit", {{"samples", f.samples}, {"needed", f.needed}, {"available", f.available},
+                         {"memory_cap", f.memory_cap}, {"reason", f.reason}}}};
+}
+
 // The report exactly (interrupted and safe_point are never part of a checkpoint).
 // A stage's details are JSON already: their numbers print and read back
 // exactly, and a non-finite one is null in the report whether resumed or not.
@@ -161,7 +173,8 @@ json report_to_json(const LearnReport& r) {
           {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", hex(r.seconds)},
           {"ok", r.ok}, {"message", r.message}, {"errors_coarse_net", errors_to_json(r.errors_coarse_net)},
           {"errors_before_polish", errors_to_json(r.errors_before_polish)}, {"errors", errors_to_json(r.errors)},
-          {"resumed_at", r.resumed_at}};
+          {"resumed_at", r.resumed_at}, {"noise", noise_to_json(r.noise)}, {"samples_final_fit", r.samples_final_fit},
+          {"errors_before_final_fit", errors_to_json(r.errors_before_final_fit)}};
 }
 
 // ---- Reading -----------------------------------------------------------------
@@ -351,6 +364,35 @@ std::optional<LayerErrors> errors_from_json(const json& j, const char* key, cons
   return out;
 }
 
+std::optional<NoiseReport> noise_from_json(const json& j, const std::string& where) {
+  const json* e = optional_field(j, "noise");
+  if (!e) return std::nullopt;
+  constexpr int64_t kMax = INT64_MAX;
+  const std::string w = at(where, "noise");
+  auto number = [&](const char* key) { return real(field(*e, key, w), at(w, key)); };
+  NoiseReport n;
+  n.estimated = boolean(field(*e, "estimated", w), at(w, "estimated"));
+  n.float32_labels = boolean(field(*e, "float32_labels", w), at(w, "float32_labels"));
+  n.declared = number("declared");
+  n.heldout_residual = number("heldout_residual");
+  n.heldout_samples = integer(field(*e, "heldout_samples", w), 0, kMax, at(w, "heldout_samples"));
+  n.fit_share = number("fit_share");
+  n.noise = number("noise");
+  n.rounding_measured = number("rounding_measured");
+  n.rounding_level = number("rounding_level");
+  n.rounding_bound = number("rounding_bound");
+  n.limit = text(field(*e, "limit", w), at(w, "limit"));
+  n.warning = text(field(*e, "warning", w), at(w, "warning"));
+  const json& f = field(*e, "final_fit", w);
+  const std::string fw = at(w, "final_fit");
+  n.final_fit.samples = integer(field(f, "samples", fw), 0, kMax, at(fw, "samples"));
+  n.final_fit.needed = integer(field(f, "needed", fw), 0, kMax, at(fw, "needed"));
+  n.final_fit.available = integer(field(f, "available", fw), 0, kMax, at(fw, "available"));
+  n.final_fit.memory_cap = integer(field(f, "memory_cap", fw), 0, kMax, at(fw, "memory_cap"));
+  n.final_fit.reason = text(field(f, "reason", fw), at(fw, "reason"));
+  return n;
+}
+
 LearnReport report_from_json(const json& j, const std::string& where) {
   constexpr int64_t kMax = INT64_MAX;
   LearnReport r;
@@ -384,6 +426,9 @@ LearnReport report_from_json(const json& j, const std::string& where) {
   const json& resumed = field(j, "resumed_at", where);
   if (!resumed.is_array()) malformed(at(where, "resumed_at"), "must be an array");
   for (const json& s : resumed) r.resumed_at.push_back(text(s, at(where, "resumed_at")));
+  r.noise = noise_from_json(j, where);
+  r.samples_final_fit = integer(field(j, "samples_final_fit", where), 0, kMax, at(where, "samples_final_fit"));
+  r.errors_before_final_fit = errors_from_json(j, "errors_before_final_fit", where);
   return r;
 }
 

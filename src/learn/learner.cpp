@@ -106,6 +106,11 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
   r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,
                      (long long)sr.constraints, sr.gap, heuristic_widths ? "heuristic" : "lemma",
                      sr.hull_distance_bound / sr.hull_point_norm, sr.hull_distance_typical / sr.hull_point_norm);
+  if (ro.sculpt.certify.label_noise > 0 || ro.sculpt.certify.float32_labels) {
+    r.details["label_noise_assumed"] = ro.sculpt.certify.label_noise;
+    r.details["float32_labels"] = ro.sculpt.certify.float32_labels;
+    r.details["noise_failure_probability"] = ro.sculpt.certify.noise_failure_probability;
+  }
   json verdicts;
   for (int v = 0; v < 6; ++v) verdicts[to_string(static_cast<RowVerdict>(v))] = sr.verdicts[v];
   r.details["verdicts"] = verdicts;
@@ -415,7 +420,8 @@ void run_reference_paths(Pipeline& p, const SculptResult& best) {
 
 // Polishing from `start` on the samples from `first_sample`; the result
 // replaces the layer only when validation agrees.
-void run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sample, const Layer& start, LearnResult& result) {
+PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sample, const Layer& start,
+                        LearnResult& result) {
   PolishOptions po = p.o.polish_options;
   po.threads = p.o.threads;
   po.first_sample = first_sample;
@@ -445,6 +451,55 @@ void run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sam
     r.summary += "; not kept: validation error rose";
   }
   p.record(std::move(r));
+  return pr.report;
+}
+
+// The final fit (learn/noise.hpp) when polishing reached a noise floor: the
+// training samples from `first` (a dataset: all it has left, less the held-out
+// samples; an oracle: the budget), kept when its held-out error is lower; then
+// the noise report from the last fit.
+void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, uint64_t first,
+                   const PolishReport& polish, LearnResult& result) {
+  FinalFitLimits limits;
+  limits.dataset = finite;
+  limits.max_bytes = p.o.final_fit_max_bytes;
+  limits.noiseless = full_source.noiseless();
+  limits.available = p.o.final_fit_samples == 0 ? 0
+                     : finite                   ? samples_from(full_source, first) - limits.validation_samples
+                                                : p.o.final_fit_samples;
+  const int64_t polish_train = polish.residual_entries / (int64_t{p.k} * p.d);
+  const FinalFitPlan plan = plan_final_fit(polish, polish_train, p.k, p.d, p.m, limits);
+  PolishReport last = polish;
+  int64_t last_train = polish_train;
+  if (plan.samples > 0) {
+    if (p.truth_instance)
+      p.rep.errors_before_final_fit =
+          compare_layers(result.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
+    const PolishResult fit = polish_layer(
+        full_source, result.layer, final_fit_options(p.o.polish_options, plan, limits.validation_samples, first, p.o.threads));
+    p.rep.samples_final_fit = fit.report.samples;
+    if (!finite) p.offset += fit.report.samples;
+    StageRecord r{"fit", -1, fit.report.samples, fit.report.seconds, "", {}};
+    r.details = {{"train_samples", plan.samples}, {"iterations", fit.report.iterations},
+                 {"train_error", fit.report.train_error}, {"validation_error_before", fit.report.validation_error_before},
+                 {"validation_error_after", fit.report.validation_error_after}, {"stop_reason", fit.report.stop_reason},
+                 {"cg_iterations", fit.report.cg_iterations}, {"why_this_many", plan.reason}};
+    r.summary = format("final fit on %lld samples (%s): %d iterations, validation error %.2e -> %.2e (%s)",
+                       (long long)plan.samples, plan.reason.c_str(), fit.report.iterations,
+                       fit.report.validation_error_before, fit.report.validation_error_after,
+                       fit.report.stop_reason.c_str());
+    if (fit.report.validation_error_after <= fit.report.validation_error_before) {
+      result.layer = fit.layer;
+      last = fit.report;
+      last_train = plan.samples;
+    } else {
+      r.details["kept"] = false;
+      r.summary += "; not kept: validation error rose";
+    }
+    p.record(std::move(r));
+  }
+  p.rep.noise = assess_noise(last, last_train, p.k, p.d, p.m, p.o.float32_labels, p.o.label_noise, limits.noiseless);
+  p.rep.noise->final_fit = plan;
 }
 
 
@@ -455,6 +510,8 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   ro.sculpt.threads = o.threads;
   ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, o.m);
   ro.sculpt.certify.w_error = round == 0 ? 0 : w_error;
+  ro.sculpt.certify.label_noise = o.label_noise;
+  ro.sculpt.certify.float32_labels = o.float32_labels;
   if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
   if (o.variant == LearnVariant::paper) {
     ro.sculpt.all_rows = false;
@@ -683,17 +740,25 @@ void step_reference(Run& run) {
   s.next = p.o.polish ? LearnStep::polish : LearnStep::finish;
 }
 
+// Polishing, then the final fit when polishing stopped at a noise floor, and
+// the noise report from the last fit (learn/noise.hpp).
 void step_polish(Run& run) {
+  Pipeline& p = run.p;
   LearnResult polished;
   polished.layer = run.s.layer;
-  const uint64_t first = run.finite ? static_cast<uint64_t>(run.p.source.available()) : run.p.offset;
-  run_polish(run.p, run.full_source, first, run.s.best->net.layer, polished);
+  const uint64_t first = run.finite ? static_cast<uint64_t>(p.source.available()) : p.offset;
+  const PolishReport polish = run_polish(p, run.full_source, first, run.s.best->net.layer, polished);
+  run_final_fit(p, run.full_source, run.finite, run.finite ? static_cast<uint64_t>(p.rep.samples_paper) : p.offset,
+                polish, polished);
   run.s.layer = std::move(polished.layer);
   run.s.next = LearnStep::finish;
 }
 
 void step_finish(Run& run) {
   Pipeline& p = run.p;
+  if (!p.o.polish)
+    p.rep.noise = unpolished_noise(p.rep.round_validation_error[p.rep.best_round], p.rep.validation_samples,
+                                   p.o.float32_labels, p.o.label_noise);
   if (p.truth_instance)
     p.rep.errors = compare_layers(run.s.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
   p.rep.samples_total = p.offset;
@@ -755,8 +820,9 @@ std::string check_resume(const LearnState& s, int d, int k, int m, const LearnOp
   return "";
 }
 
-LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, const Instance* truth_instance,
+LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& options, const Instance* truth_instance,
                         const LearnState* resume) {
+  LearnOptions o = options;  // float32_labels is set from the validation labels below
   if (o.oracle.any() && !truth_instance)
     throw std::invalid_argument("oracle stages need the true instance, not a dataset");
   const int k = full_source.k(), d = full_source.d(), m = o.m;
@@ -773,6 +839,7 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& o, 
 
   // The shared validation set comes first in the stream, so it is the same whatever the budgets.
   const LabelledBatch validation = source.draw(0, o.validation_samples, o.threads);
+  o.float32_labels = o.float32_labels || labels_are_float32(validation.y);
   if (resume) {
     if (validation_digest(validation) != s.validation_digest)
       throw std::invalid_argument("the checkpoint was made from other samples (its validation set differs)");
@@ -822,6 +889,9 @@ json to_json(const LearnReport& r) {
   json out = {{"variant", to_string(r.variant)}, {"variant_choices", choices}, {"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
               {"samples_paper_stages", r.samples_paper}, {"samples_polish", r.samples_polish},
               {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", r.seconds}, {"ok", r.ok}, {"message", r.message}};
+  if (r.noise) out["noise"] = to_json(*r.noise);
+  if (r.samples_final_fit > 0) out["samples_final_fit"] = r.samples_final_fit;
+  if (r.errors_before_final_fit) out["errors_before_final_fit"] = errors_json(*r.errors_before_final_fit);
   if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
   if (r.errors_before_polish) out["errors_before_polish"] = errors_json(*r.errors_before_polish);
   if (r.errors) out["errors"] = errors_json(*r.errors);
@@ -846,6 +916,7 @@ std::string format_table(const LearnReport& r) {
                 (long long)r.samples_polish, r.seconds);
   if (r.best_round >= 0) out << format("best round by validation: %d\n", r.best_round);
   if (!r.message.empty()) out << "note: " << r.message << "\n";
+  if (r.noise) out << format_noise(*r.noise);
   auto errors = [&](const char* label, const std::optional<LayerErrors>& e) {
     if (!e) return;
     out << format("%-34s max Θ error %.3e   max W error %.3e   test error %.3e\n", label, e->theta_max_rel, e->w_max_rel,
@@ -853,7 +924,8 @@ std::string format_table(const LearnReport& r) {
   };
   errors("errors (exhaustive net only):", r.errors_coarse_net);
   errors("errors (paper's stages):", r.errors_before_polish);
-  errors("errors (after polishing):", r.errors);
+  errors("errors (after polishing):", r.samples_final_fit > 0 ? r.errors_before_final_fit : r.errors);
+  if (r.samples_final_fit > 0) errors("errors (after the final fit):", r.errors);
   return out.str();
 }
 

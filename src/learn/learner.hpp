@@ -19,6 +19,7 @@
 
 #include "data/oracle.hpp"
 #include "learn/evaluate.hpp"
+#include "learn/noise.hpp"
 #include "stages/polish.hpp"
 #include "stages/stage3_margin.hpp"
 #include "stages/stage4_resculpt.hpp"
@@ -115,6 +116,14 @@ struct LearnOptions {
   // and the fault-injection build of the CLI swap in a wrong copy to see the
   // reference check reject it (reference_disagreement).
   std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int, const SpanOptions&)> span = find_span;
+  // Labels as users have them (learn/noise.hpp). The declared relative label
+  // noise widens certification's δ (CertifyOptions::label_noise); float32 labels
+  // are detected from the validation set (every label a float32 value) and add
+  // their rounding bound. After polishing, a noise floor starts the final fit.
+  double label_noise = 0;            // declared relative Gaussian label noise (--assume-label-noise)
+  bool float32_labels = false;       // set by learn_layer from the validation labels
+  int64_t final_fit_samples = 131072;  // the final fit's budget on an oracle (a dataset: all remaining samples); 0: none
+  double final_fit_max_bytes = 4e9;  // the final fit's memory cap (final_fit_bytes_per_sample)
   // Called at every safe point (after stage 1, after each step of a round, before
   // the reference paths, before polishing, before the final evaluation) with the
   // state a run can be resumed from
@@ -145,6 +154,10 @@ struct LearnReport {
   bool ok = false;
   std::string message;
   std::optional<LayerErrors> errors_coarse_net, errors_before_polish, errors;
+  // Labels as users have them: the noise estimate and the final fit (learn/noise.hpp).
+  std::optional<NoiseReport> noise;
+  int64_t samples_final_fit = 0;
+  std::optional<LayerErrors> errors_before_final_fit;  // when the final fit ran (truth only)
   // Stopped at a safe point by LearnOptions::at_safe_point (ok is then false):
   // `safe_point` names it (safe_point_name). Never part of a checkpoint.
   bool interrupted = false;

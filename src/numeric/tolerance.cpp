@@ -206,6 +206,7 @@ double cli_stages_only_target() { return 0.5; }
 double polish_recovery_target() { return 1e-12; }
 double polish_validation_target() { return 1e-24; }
 double polish_train_floor_target() { return 1e-28; }
+double final_fit_improvement_target() { return 2.0; }
 double polish_operator_relative(long long roundings, double logit_bound) {
   return gamma(roundings) * (1 + 4 * logit_bound);
 }
@@ -225,5 +226,37 @@ double synthetic_span_residual_target() { return 1e-3; }
 double synthetic_thin_width_target() { return 0.1; }
 double adam_baseline_target() { return 0.1; }
 double random_polish_recovery_target() { return learner_polished_target(); }
+
+double chi_square_tail_quantile(long long n, double t) {
+  const double nd = static_cast<double>(n);
+  return (nd + 2.0 * std::sqrt(nd * t) + 2.0 * t) * bound_evaluation_factor(8);
+}
+
+double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability) {
+  if (relative == 0) return 0.0;
+  const double t = std::log(2.0 / failure_probability);
+  const double entries = static_cast<double>(k) * d;
+  const double spread = relative * std::sqrt(chi_square_tail_quantile(static_cast<long long>(k) * d, t));
+  if (!(spread <= 0.5 * std::sqrt(entries))) return kInf;
+  return relative * sample_label_norm * std::sqrt(chi_square_tail_quantile(d, t)) / (std::sqrt(entries) - spread) *
+         bound_evaluation_factor(24);
+}
+
+double float32_label_rounding_row_bound(double row_norm, int d) {
+  const double u32 = 0x1p-24;
+  return (u32 * row_norm + std::sqrt(static_cast<double>(d)) * 0x1p-150) / (1.0 - u32) * bound_evaluation_factor(6);
+}
+
+double residual_rounding_level(double rounding_sq_sum, double label_sq_sum) {
+  if (!(label_sq_sum > 0)) return kInf;
+  return std::sqrt(rounding_sq_sum / label_sq_sum) * bound_evaluation_factor(4);
+}
+
+double rounding_floor_factor() { return 8.0; }
+
+double noise_estimate_band(long long entries, long long parameters, double max_ratio) {
+  if (entries <= parameters) return kInf;
+  return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
+}
 
 }  // namespace mha::tolerance

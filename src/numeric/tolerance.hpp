@@ -379,6 +379,13 @@ double polish_recovery_target();
 double polish_validation_target();
 double polish_train_floor_target();
 
+// The learner's final fit on label noise (tests/learn/test_noise.cpp): on 32 times
+// polishing's samples the parameter error falls by at least this factor; the
+// statistical error falls as 1/√N, so √32 ≈ 5.7 is expected (measured in the
+// test and, at (16,2,2), in docs/noise.md); 2 leaves a factor 2.8 for the
+// spread of one draw.
+double final_fit_improvement_target();
+
 // Polishing's matrix-free products J·v and Jᵀ·R (stages/polish_operator.hpp)
 // against the MPFR Jacobian (property_tests/polish_operator.cpp;
 // proofs/attention_jacobian.md, "Matrix-free products"): at first order the
@@ -439,5 +446,70 @@ double adam_baseline_target();
 // margin. A start that ends in another local minimum misses it by far (0.1–10
 // at (16,2,2) with too few samples per fit, baseline/random_polish.cpp).
 double random_polish_recovery_target();
+
+// ---- Label noise (proofs/certification.md, "Label noise"; proofs/label_noise.md)
+
+// Upper tail of the χ² distribution (Laurent & Massart 2000, Lemma 1): for
+// Z ~ χ²_n and t ≥ 0, P(Z ≥ n + 2√(n t) + 2t) ≤ e^{−t}. Returns that quantile
+// bound q_n(t), times the factor of its own evaluation.
+double chi_square_tail_quantile(long long n, double t);
+
+// The certification lemma with noisy labels ỹ = F(X) + e (proofs/certification.md,
+// "Label noise"): a bound ν on ‖e_a‖, the noise of one label row (d entries),
+// holding with probability ≥ 1 − failure_probability when sample n's k×d labels
+// carry Gaussian noise of relative size ε (data/noisy_source.hpp: σ_n =
+// ε·‖y_n‖_F/√(kd), y_n the exact labels). From the noisy labels' norm ‖ỹ_n‖_F:
+// with t = ln(2/failure_probability), on the event ‖g_n‖² ≤ q_{kd}(t) the exact
+// norm is ‖y_n‖ ≤ ‖ỹ_n‖ + σ_n‖g_n‖, so σ_n ≤ ε‖ỹ_n‖/(√(kd) − ε√q_{kd}); on the
+// event ‖g_{n,a}‖² ≤ q_d(t), ‖e_a‖ = σ_n‖g_{n,a}‖; the two events fail with
+// probability ≤ 2e^{−t} = failure_probability:
+//   ν = ε‖ỹ_n‖√q_d(t) / (√(kd) − ε√q_{kd}(t)),
+// times the factor of its own evaluation (24 roundings: the subtraction, whose
+// operands are ≥ 2:1 apart, at most triples the relative error of the ~8
+// roundings of ε√q_{kd}). +inf when ε√q_{kd} > √(kd)/2 (noise too large for a
+// row to be certified; the half keeps the subtraction's rounding relative). 0
+// when ε = 0.
+double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability);
+
+// Labels stored as float32 (rounded to nearest from the exact labels): each entry
+// is within 2⁻²⁴|y| + 2⁻¹⁵⁰ of the exact value (relative half-ulp; the absolute
+// term covers float32's subnormal range), hence within (2⁻²⁴|ŷ| + 2⁻¹⁵⁰)/(1 − 2⁻²⁴)
+// of the stored ŷ, and a row of d entries within (2⁻²⁴‖ŷ_a‖ + √d·2⁻¹⁵⁰)/(1 − 2⁻²⁴).
+// Returns that bound, times the factor of its own evaluation. Deterministic: no
+// failure probability.
+double float32_label_rounding_row_bound(double row_norm, int d);
+
+// The rounding level of a held-out residual (proofs/label_noise.md, "Rounding
+// level"): the relative rms Σ‖F̂(X) − ỹ‖²/Σ‖ỹ‖² that rounding alone can produce
+// when the labels were computed by a double forward pass of a layer whose
+// forward_error_bound is (to first order) that of F̂ and stored in double: per
+// entry |fl(F̂) − F̂| ≤ B and |ỹ − F| ≤ B + u|ỹ|, so the residual of the exact fit
+// is at most 2B + u|ỹ|. Given Σ(2B + u|ỹ|)² and Σỹ² over the held-out entries,
+// returns √ of their ratio times the factor of its own evaluation.
+double residual_rounding_level(double rounding_sq_sum, double label_sq_sum);
+
+// A noiseless fit's residual against rounding measured at the fit
+// (stages/polish.cpp measured_rounding: the double forward pass against MPFR,
+// counted twice — the fit's evaluation and the labels' — and the layer's
+// response to its parameters moved by ±u, what storing them in double costs):
+// the training residual's noise estimate (√(cost·n/(n − p))) of a noiseless fit
+// over that measurement, measured 0.99 at (12,2,2) (tests/stages/test_polish.cpp,
+// dense), 1.11 at (12,2,2) (matrix-free), 1.12–1.18 at (16,2,2) (tests/golden, learn)
+// and 1.00 at (8,2,2) (tests/learn/test_noise.cpp; values printed with -s).
+// A residual above 8 times the measured rounding is called noise; 8 leaves a
+// factor ≥ 5.7 over the measured noiseless floors. A claim about rounding's
+// typical size, not a bound: tolerance::residual_rounding_level is the a priori
+// bound (about 3000 times larger at (16,2,2)), above which a residual is
+// certainly not rounding.
+double rounding_floor_factor();
+
+// The statistical tolerance of a noise estimate: σ̂² = Σr²/(n − p) of a linear
+// least-squares fit with p parameters on n residual entries with iid Gaussian
+// noise σ is σ²χ²_{n−p}/(n − p), relative standard deviation √(2/(n − p)); with
+// per-sample noise levels (data/noisy_source.hpp) the weights add the factor
+// max_ratio as in label_noise_power_band. Returns six of those standard
+// deviations, for σ̂²/σ² − 1 (+inf when entries ≤ parameters). A statistical
+// tolerance, not a rounding one.
+double noise_estimate_band(long long entries, long long parameters, double max_ratio);
 
 }  // namespace mha::tolerance

@@ -1,5 +1,7 @@
 #include "stages/certify.hpp"
 
+#include "numeric/tolerance.hpp"
+
 #include <Eigen/Cholesky>
 
 #include <cmath>
@@ -29,6 +31,14 @@ bool tokens_distinct(const MatD& x) {
 double slab_half_width(double v_j, double v_a, double delta) {
   if (!(delta < v_j && delta < v_a)) return std::numeric_limits<double>::infinity();
   return std::log1p(delta / (v_j - delta)) + std::log1p(delta / (v_a - delta));
+}
+
+double label_noise_bound(const MatD& y, int row, const CertifyOptions& o) {
+  const int k = static_cast<int>(y.rows()), d = static_cast<int>(y.cols());
+  double nu = 0;
+  if (o.label_noise > 0) nu += tolerance::label_noise_row_bound(o.label_noise, y.norm(), k, d, o.noise_failure_probability);
+  if (o.float32_labels) nu += tolerance::float32_label_rounding_row_bound(y.row(row).norm(), d);
+  return nu;
 }
 
 std::vector<int> all_partners(int k, int row) {
@@ -69,7 +79,8 @@ RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matr
   cert.residual = r.norm();
   const double y_norm = y.row(row).norm();
   cert.relative_residual = y_norm > 0 ? cert.residual / y_norm : std::numeric_limits<double>::infinity();
-  cert.delta = (cert.residual + o.w_error * (cert.v * x).norm()) / o.sigma_min;
+  cert.noise_bound = label_noise_bound(y, row, o);
+  cert.delta = (cert.residual + o.w_error * (cert.v * x).norm() + cert.noise_bound) / o.sigma_min;
   if (!(cert.relative_residual <= o.tau)) {
     cert.verdict = RowVerdict::residual_too_large;
     return cert;
@@ -93,7 +104,7 @@ RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matr
 
 std::vector<SlabConstraint> slabs_of_row(const MatD& x, int row, const RowCertificate& cert) {
   std::vector<SlabConstraint> out;
-  const int k = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
+  const int d = static_cast<int>(x.cols());
   for (int j : cert.partners) {
     SlabConstraint s;
     s.row = row;

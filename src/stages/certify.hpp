@@ -13,6 +13,15 @@
 // The learner does not know W_i, so it bounds δ with two assumptions stated in
 // CertifyOptions (a lower bound on σ_min(C) and a bound on ‖W_Σ − Ŵ‖_op); when
 // the truth is known the report measures how often they were violated.
+//
+// Noisy labels ỹ_a = y_a + e_a add e_a to the identity, so ‖cᵀC‖ ≤ ρ + ‖v̂ᵀX(W_Σ −
+// Ŵ)‖ + ‖e_a‖ and δ gains ν/σ_min(C), ν a bound on ‖e_a‖: for Gaussian noise of a
+// declared relative level (`label_noise`, the model of data/noisy_source.hpp) a χ²
+// tail bound that fails with probability ≤ noise_failure_probability per row
+// (tolerance::label_noise_row_bound), and for labels rounded to float32 the
+// deterministic rounding bound (tolerance::float32_label_rounding_row_bound).
+// Without it a noisy row is certified with a slab too thin for the truth
+// (proofs/certification.md, "Label noise").
 #pragma once
 
 #include "model/layer.hpp"
@@ -27,6 +36,9 @@ struct CertifyOptions {
   double v_min = 0.05;        // every v̂_j ≥ v_min: one-hot patterns give useless constraints
   double sigma_min = 1.0;     // assumed lower bound on σ_min(C)
   double w_error = 0.0;       // assumed bound on ‖W_Σ − Ŵ‖_op (0 when Ŵ is exact)
+  double label_noise = 0.0;   // declared relative Gaussian label noise ε (rms ε·rms(y_n) per sample; 0: none)
+  double noise_failure_probability = 1e-12;  // per row: the noise bound ν fails with at most this probability
+  bool float32_labels = false;  // the labels are float32 roundings of the exact values: add their rounding bound
   // Which pattern entries v_min applies to. every_entry: all k (a row is kept only
   // when no entry is below v_min). pairwise: a row keeps the slab of each pair
   // (a, j) with v̂_a ≥ v_min and v̂_j ≥ v_min; the lemma's widths need only those
@@ -34,6 +46,10 @@ struct CertifyOptions {
   // discards the row (proofs/certification.md, "Pairwise v_min").
   enum class VMinRule { every_entry, pairwise } v_min_rule = VMinRule::every_entry;
 };
+
+// ν: the bound on ‖e_a‖ the options add to the residual side of δ, from the
+// sample's k×d (noisy) labels y; 0 without noise or rounding.
+double label_noise_bound(const MatD& y, int row, const CertifyOptions& options);
 
 enum class RowVerdict { certified, duplicate_tokens, rank_deficient, residual_too_large, below_v_min, too_uncertain };
 const char* to_string(RowVerdict verdict);
@@ -44,6 +60,7 @@ struct RowCertificate {
   double residual = 0;        // ρ
   double relative_residual = 0;
   double delta = 0;           // the δ used for the slab widths
+  double noise_bound = 0;     // ν, the label-noise part of δ·σ_min (0 without noise)
   std::vector<int> partners;  // the j ≠ a whose slabs the row gives (empty unless certified)
 };
 

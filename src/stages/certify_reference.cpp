@@ -27,8 +27,9 @@ struct Solved {
   Mpfr y_norm;
 };
 
-Solved solve(const LayerT<Mpfr>& layer, const MatM& x, const MatM& w_hat, int row) {
-  const MatM y = forward_reference<Mpfr>(layer, x);
+Solved solve(const LayerT<Mpfr>& layer, const MatM& x, const MatM& w_hat, int row, const MatD* label_noise = nullptr) {
+  MatM y = forward_reference<Mpfr>(layer, x);
+  if (label_noise) y += cast_matrix<Mpfr>(*label_noise);
   const MatM b = x * w_hat;
   const Eigen::Matrix<Mpfr, Eigen::Dynamic, Eigen::Dynamic> bt = b.transpose();
   const Eigen::Matrix<Mpfr, Eigen::Dynamic, 1> ya = y.row(row).transpose();
@@ -51,11 +52,13 @@ ReferenceRow certify_row_reference(const Layer& layer, const MatD& x, const MatD
   return out;
 }
 
-LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const MatD& w_hat, int row, unsigned bits) {
+LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const MatD& w_hat, int row, unsigned bits,
+                                    const MatD* label_noise) {
   ScopedPrecision precision(bits);
   const LayerT<Mpfr> ref = convert_layer<Mpfr>(layer);
   const MatM xm = cast_matrix<Mpfr>(x), wm = cast_matrix<Mpfr>(w_hat);
-  const Solved s = solve(ref, xm, wm, row);
+  const Solved s = solve(ref, xm, wm, row, label_noise);
+  const Mpfr noise_norm = label_noise ? Mpfr(cast_matrix<Mpfr>(MatD(label_noise->row(row))).norm()) : Mpfr(0);
   const int k = static_cast<int>(x.rows()), d = layer.d(), m = layer.m();
   MatM c_matrix(k * m, d);
   Mpfr c_sq(0), deviation(0);
@@ -74,11 +77,11 @@ LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const Mat
   }
   const Mpfr sigma = smallest_singular_value(c_matrix);
   const Mpfr w_term = (s.v * xm * (ref.w_sum() - wm)).norm();
-  // The identity y_a − v̂ᵀB = cᵀC − v̂ᵀX(Ŵ − W_Σ) is exact for exact values; the
+  // The identity y_a − v̂ᵀB = cᵀC − v̂ᵀX(Ŵ − W_Σ) + e_a is exact for exact values; the
   // MPFR values carry relative errors below 2^20·2^-bits (at most 2^20 rounded
   // terms per quantity), so the computed bound adds that much of every term.
   Mpfr magnitude = forward_reference<Mpfr>(ref, xm).row(row).norm() + s.v.norm() * (xm * wm).norm() +
-                   Mpfr(sqrt(c_sq)) * c_matrix.norm() + (s.v * xm).norm() * (ref.w_sum() - wm).norm();
+                   Mpfr(sqrt(c_sq)) * c_matrix.norm() + (s.v * xm).norm() * (ref.w_sum() - wm).norm() + noise_norm;
   const Mpfr allowance = ldexp(magnitude, 20 - static_cast<int>(current_precision_bits()));
   q.deviation = deviation.convert_to<double>();
   q.c_norm = Mpfr(sqrt(c_sq)).convert_to<double>();
@@ -86,7 +89,9 @@ LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const Mat
   q.c_matrix_norm = c_matrix.norm().convert_to<double>();
   q.w_term = w_term.convert_to<double>();
   q.residual = s.residual.convert_to<double>();
-  q.bound = Mpfr((s.residual + w_term + allowance) / sigma).convert_to<double>();
+  q.noise_norm = noise_norm.convert_to<double>();
+  q.bound = Mpfr((s.residual + w_term + noise_norm + allowance) / sigma).convert_to<double>();
+  q.bound_without_noise = Mpfr((s.residual + w_term + allowance) / sigma).convert_to<double>();
   q.v = to_double_matrix<Mpfr>(s.v);
   return q;
 }
@@ -175,9 +180,13 @@ CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const
   const double u = tol::kDoubleUnitRoundoff;
   const RowVec<double> vd = to_double_matrix<Mpfr>(v);
   const double x_norm = cast_matrix<Mpfr>(x).norm().convert_to<double>();
-  const double delta = (residual + o.w_error * (vd * x).norm()) / o.sigma_min;
+  // ν (label noise, 0 without it) is the same double function of the same y on
+  // both paths, so it adds no band of its own; adding it is one more rounding.
+  const double nu = label_noise_bound(y, row, o);
+  const int delta_roundings = nu > 0 ? 5 : 4;
+  const double delta = (residual + o.w_error * (vd * x).norm() + nu) / o.sigma_min;
   const double ddelta = (drho + o.w_error * x_norm * dv) / o.sigma_min * tol::bound_evaluation_factor(4) +
-                        tol::gamma(4) * delta;
+                        tol::gamma(delta_roundings) * delta;
   const double relative = residual / y_norm;
   const double drelative = drho / y_norm * tol::bound_evaluation_factor(2) + 2 * u * relative;
   const double sum = vd.sum();
@@ -206,8 +215,9 @@ CertificationCheck compare_certification_row(const MatD& x, const MatD& y, const
     // double from ρ* and v*: the k·d products and d-term norm of ‖v X‖ and four more
     // operations) within γ_{k+d+6} δ of δ*.
     const MatM xm = cast_matrix<Mpfr>(x);
-    const Mpfr delta_ref = (Mpfr((ya - v * b).norm()) + Mpfr(o.w_error) * Mpfr((v * xm).norm())) / Mpfr(o.sigma_min);
-    const double delta_error = ddelta + tol::gamma(static_cast<long long>(k) + d + 6) * delta;
+    const Mpfr delta_ref =
+        (Mpfr((ya - v * b).norm()) + Mpfr(o.w_error) * Mpfr((v * xm).norm()) + Mpfr(nu)) / Mpfr(o.sigma_min);
+    const double delta_error = ddelta + tol::gamma(static_cast<long long>(k) + d + delta_roundings + 2) * delta;
     const long long n = static_cast<long long>(d) * d;
     for (int j : partners) {
       ReferenceSlab rs;

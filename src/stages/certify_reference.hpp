@@ -24,13 +24,18 @@ struct LemmaQuantities {
   double c_matrix_norm = 0;    // ‖C‖_F
   double w_term = 0;           // ‖v̂ᵀX(W_Σ − Ŵ)‖
   double residual = 0;         // ρ
-  double bound = 0;            // (ρ + w_term + MPFR allowance) / σ_min(C); the allowance is 2^{20−bits} of the terms' sizes
+  double bound = 0;            // (ρ + w_term + ‖e_a‖ + MPFR allowance) / σ_min(C); the allowance is 2^{20−bits} of the terms' sizes
+  double noise_norm = 0;       // ‖e_a‖, the label noise of row a (0 without noise)
+  double bound_without_noise = 0;  // (ρ + w_term + allowance) / σ_min(C): what δ is when the noise is ignored
   RowVec<double> v;
   std::vector<RowVec<double>> head_rows;  // A_i[a,:]
   std::vector<std::vector<double>> head_logit_differences;  // ⟨x_aᵀ(x_j − x_a), Θ_i⟩ for j = 0..k−1
 };
 
-LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const MatD& w_hat, int row, unsigned bits);
+// With `label_noise` (k×d), the labels are F(X) + e: the identity gains e_a and
+// the lemma's bound ‖e_a‖ (proofs/certification.md, "Label noise").
+LemmaQuantities certification_lemma(const Layer& layer, const MatD& x, const MatD& w_hat, int row, unsigned bits,
+                                    const MatD* label_noise = nullptr);
 
 // Fast against reference on the same inputs (proofs/certification.md, "Fast
 // against reference"): the row's least squares v* = argmin ‖y_a − vᵀB‖ for the

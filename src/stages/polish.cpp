@@ -1,6 +1,10 @@
 #include "stages/polish.hpp"
 
+#include "model/forward_error.hpp"
+#include "model/forward_fast.hpp"
+#include "model/forward_reference.hpp"
 #include "numeric/softmax.hpp"
+#include "numeric/tolerance.hpp"
 #include "stages/attention_jacobian.hpp"
 #include "stages/polish_operator.hpp"
 #include "stages/stage6_net.hpp"
@@ -30,10 +34,10 @@ constexpr double kDiagonalFloor = 1e-12;
 // step's relative error is at most κ(H) times that) — an inexact Newton step
 // that still shrinks the parameter error by orders of magnitude per iteration
 // (measured: the same 9–10 iterations to the rounding floor as the dense
-// solver), at a fraction of an exact solve's cost; kCgMaxIterations caps one
-// solve (a step is accepted only if it lowers the error either way).
+// solver), at a fraction of an exact solve's cost; PolishOptions::
+// cg_max_iterations caps one solve (a step is accepted only if it lowers the
+// error either way).
 constexpr double kCgTolerance = 1e-6;
-constexpr int kCgMaxIterations = 2000;
 
 namespace {
 
@@ -125,7 +129,8 @@ struct PreconditionerCache {
 // path while m·d² is small (its cost grows as N·k·d·(m·d²)²).
 class DenseModel {
  public:
-  DenseModel(const State& state, const Data& data, int threads, PreconditionerCache&) {
+  DenseModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache&) {
+    const int threads = o.threads;
     const int64_t k = data.xs.front().rows(), d = data.y.cols(), dd = d * d, m = state.thetas.size();
     const int64_t rows = static_cast<int64_t>(data.xs.size()) * k;
     // Jacobian rows ordered (c, n, a) so that each output column's block is contiguous.
@@ -184,19 +189,22 @@ class DenseModel {
 // and the projection. H_i is formed at the first iteration only (its O(N k² d⁴)
 // cost dominates at d = 64) and reused: the parameters move by the start's
 // small error, so the blocks barely change, and a stale preconditioner changes
-// only CG's iteration count, never the system solved.
+// only CG's iteration count, never the system solved. Above
+// preconditioner_samples training samples the blocks come from the first
+// preconditioner_samples of them, scaled by N/n (their cost and memory grow as
+// N k² d⁴; a large noisy final fit needs the average, not every term).
 class MatrixFreeModel {
  public:
-  MatrixFreeModel(const State& state, const Data& data, int threads, PreconditionerCache& cache)
-      : linearization_(state.layer, data.xs, threads), threads_(threads), cache_(cache) {
+  MatrixFreeModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache& cache)
+      : linearization_(state.layer, data.xs, o.threads), threads_(o.threads), cg_max_(o.cg_max_iterations),
+        cache_(cache) {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
     gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_));
     const Eigen::VectorXd gram = linearization_.gram_diagonal();
     diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
-    if (cache_.head_blocks.empty())
-      for (int i = 0; i < state.layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
+    if (cache_.head_blocks.empty()) form_head_blocks(state.layer, data, o);
   }
 
   Eigen::VectorXd step(double lambda) {
@@ -208,7 +216,7 @@ class MatrixFreeModel {
     Eigen::VectorXd z = precondition(residual), direction = z;
     double rz = residual.dot(z);
     cg_iterations_ = 0;
-    while (cg_iterations_ < kCgMaxIterations && residual.norm() > stop) {
+    while (cg_iterations_ < cg_max_ && residual.norm() > stop) {
       const Eigen::VectorXd hd = damped_product(direction, lambda);
       const double alpha = rz / direction.dot(hd);
       s += alpha * direction;
@@ -225,6 +233,18 @@ class MatrixFreeModel {
   int64_t last_cg_iterations() const { return cg_iterations_; }
 
  private:
+  void form_head_blocks(const Layer& layer, const Data& data, const PolishOptions& o) {
+    const int64_t n = static_cast<int64_t>(data.xs.size());
+    if (o.preconditioner_samples <= 0 || n <= o.preconditioner_samples) {
+      for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
+      return;
+    }
+    const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + o.preconditioner_samples);
+    const AttentionLinearization sub(layer, subset, threads_);
+    const double weight = static_cast<double>(n) / static_cast<double>(o.preconditioner_samples);
+    for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(weight * sub.head_gram_block(i));
+  }
+
   Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) const {
     Eigen::VectorXd out = linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_));
     out += lambda * diag_.cwiseProduct(v);
@@ -262,6 +282,7 @@ class MatrixFreeModel {
 
   AttentionLinearization linearization_;
   int threads_;
+  int64_t cg_max_;
   PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
   Eigen::VectorXd gradient_, diag_;
@@ -271,27 +292,38 @@ class MatrixFreeModel {
   int64_t cg_iterations_ = 0;
 };
 
+// Why Levenberg–Marquardt stopped; the floor's cause (rounding or noise) is
+// named after the run, from the residual against its rounding level.
+enum class StopCause { iteration_limit, time_budget, target, no_decrease, not_halved, statistical };
+
+// The training error cost = Σr²/ΣY² as a noise estimate: at a least-squares
+// optimum with p parameters on n residual entries E[Σr²] = (n − p)σ², so the
+// relative noise is √(cost·n/(n − p)) (proofs/label_noise.md).
+double noise_from_cost(double cost, int64_t entries, int64_t parameters) {
+  return std::sqrt(cost * static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(entries - parameters, 1)));
+}
+
 // Levenberg–Marquardt from `state` with the linear model Model, appending to `rep`.
 template <class Model>
-State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep,
+State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep, StopCause& cause,
                           std::chrono::steady_clock::time_point t0) {
   const int d = data.y.cols(), m = state.thetas.size();
   const int64_t dd = int64_t{d} * d;
   double lambda = kInitialDamping;
   PreconditionerCache cache;
   Progress progress("polish", o.max_iterations);
-  rep.stop_reason = "iteration limit";
+  cause = StopCause::iteration_limit;
   while (rep.iterations < o.max_iterations) {
     if (state.cost <= o.target) {
-      rep.stop_reason = "reached the target error";
+      cause = StopCause::target;
       break;
     }
     if (o.max_seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= o.max_seconds) {
-      rep.stop_reason = "time budget";
+      cause = StopCause::time_budget;
       break;
     }
-    Model model(state, data, o.threads, cache);
-    bool accepted = false, at_floor = false;
+    Model model(state, data, o, cache);
+    bool accepted = false, at_floor = false, settled = false;
     int64_t cg_iterations = 0;
     for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
       const Eigen::VectorXd step = model.step(lambda);
@@ -302,6 +334,13 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
       if (next.cost < state.cost) {
         // Near zero, a step that does not halve the error is rounding noise.
         at_floor = next.cost < o.floor && next.cost > 0.5 * state.cost;
+        // Above the rounding level, a Gauss–Newton step that gains less than a
+        // fraction of the statistical error has reached the noise floor.
+        const double statistical = next.cost * static_cast<double>(rep.parameters) /
+                                   static_cast<double>(std::max<int64_t>(rep.residual_entries - rep.parameters, 1));
+        settled = o.statistical_stop > 0 && lambda <= kInitialDamping &&
+                  noise_from_cost(next.cost, rep.residual_entries, rep.parameters) > rep.rounding_level &&
+                  state.cost - next.cost < o.statistical_stop * statistical;
         state = std::move(next);
         lambda = std::max(lambda / 5, kMinimumDamping);
         accepted = true;
@@ -311,18 +350,103 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
     }
     rep.cg_iterations.push_back(cg_iterations);
     if (!accepted) {
-      rep.stop_reason = "no step decreases the error (rounding floor)";
+      cause = StopCause::no_decrease;
       break;
     }
     ++rep.iterations;
     rep.train_error.push_back(state.cost);
     progress.update(rep.iterations);
-    if (at_floor) {
-      rep.stop_reason = "rounding floor (the last step did not halve the error)";
+    if (at_floor || settled) {
+      cause = at_floor ? StopCause::not_halved : StopCause::statistical;
       break;
     }
   }
   return state;
+}
+
+// What rounding alone leaves in a fit's residual, measured at `layer` on the
+// first kRoundingSamples inputs of `batch` (relative rms over the labels):
+//   - the evaluation: the layer's fast forward pass against its MPFR reference
+//     (128 bits), once for the fit and once more for labels computed the same way;
+//   - the parameters: the fast pass at the layer with every entry of every Θ_i
+//     and W_i moved by a relative ±u (a fixed sign pattern) against the pass at
+//     the layer — what storing the optimum in double costs, through the
+//     layer's sensitivity (large logits amplify it).
+// Returns √(2·evaluation² + parameters²) (proofs/label_noise.md, "Rounding level").
+constexpr int64_t kRoundingSamples = 256;
+constexpr unsigned kRoundingBits = 128;
+
+Layer parameters_rounded(const Layer& layer) {
+  Layer moved = layer;
+  uint64_t index = 0;
+  auto move = [&index](MatD& a) {
+    for (Eigen::Index e = 0; e < a.size(); ++e, ++index)
+      a.data()[e] *= 1 + ((index * 0x9E3779B97F4A7C15ULL) >> 63 ? tolerance::kDoubleUnitRoundoff
+                                                                 : -tolerance::kDoubleUnitRoundoff);
+  };
+  for (auto& h : moved.heads) {
+    move(h.theta);
+    move(h.w);
+  }
+  return moved;
+}
+
+double measured_rounding(const Layer& layer, const LabelledBatch& batch, int threads) {
+  InputBatch x = batch.x;
+  x.count = std::min(x.count, kRoundingSamples);
+  const int64_t entries = x.count * x.k * x.d;
+  x.bits.resize(std::min(x.bits.size(), static_cast<size_t>(x.count * x.k * words_per_token(x.d))));
+  if (!x.values.empty()) x.values.resize(static_cast<size_t>(entries));
+  const FastForwardResult fast = FastForward(layer).run(x, threads);
+  const FastForwardResult moved = FastForward(parameters_rounded(layer)).run(x, threads);
+  if (!fast.status.ok() || !moved.status.ok()) return INFINITY;
+  const std::vector<double> exact = forward_mpfr_batch(layer, x, kRoundingBits);
+  double evaluation_sq = 0, parameters_sq = 0, label_sq = 0;
+  for (int64_t e = 0; e < entries; ++e) {
+    evaluation_sq += (fast.y[e] - exact[e]) * (fast.y[e] - exact[e]);
+    parameters_sq += (moved.y[e] - fast.y[e]) * (moved.y[e] - fast.y[e]);
+    label_sq += batch.y[e] * batch.y[e];
+  }
+  return label_sq > 0 ? std::sqrt((2 * evaluation_sq + parameters_sq) / label_sq) : INFINITY;
+}
+
+// tolerance::residual_rounding_level on a batch at `layer`: per entry the
+// forward pass's a priori rounding bound B of the layer (for the labels' and the
+// fit's evaluation, 2B) and the labels' storage in double (u|y|).
+double rounding_bound(const Layer& layer, const LabelledBatch& batch) {
+  const int k = batch.x.k, d = batch.x.d;
+  double rounding_sq = 0, label_sq = 0;
+  for (int64_t n = 0; n < batch.x.count; ++n) {
+    const MatD bound = forward_error_bound(layer, batch.x.sample(n));
+    const Eigen::Map<const MatD> y(batch.y.data() + n * k * d, k, d);
+    rounding_sq += (2 * bound + tolerance::kDoubleUnitRoundoff * y.cwiseAbs()).squaredNorm();
+    label_sq += y.squaredNorm();
+  }
+  return tolerance::residual_rounding_level(rounding_sq, label_sq);
+}
+
+// The stop reason as reported: the noiseless strings are the earlier ones; at a
+// noise floor the cause is named, with the estimate and the rounding level.
+std::string stop_reason(StopCause cause, const PolishReport& rep, double statistical_stop) {
+  char noise[160], gain[64];
+  std::snprintf(noise, sizeof noise, "label noise ~%.1e above the rounding level %.1e", rep.noise_train,
+                rep.rounding_level);
+  std::snprintf(gain, sizeof gain, "%.3g%%", 100 * statistical_stop);
+  switch (cause) {
+    case StopCause::iteration_limit: return "iteration limit";
+    case StopCause::time_budget: return "time budget";
+    case StopCause::target: return "reached the target error";
+    case StopCause::no_decrease:
+      return rep.noise_floor ? std::string("no step decreases the error (noise floor: ") + noise + ")"
+                             : "no step decreases the error (rounding floor)";
+    case StopCause::not_halved:
+      return rep.noise_floor ? std::string("noise floor (the last step did not halve the error; ") + noise + ")"
+                             : "rounding floor (the last step did not halve the error)";
+    case StopCause::statistical:
+      return std::string("noise floor (the last step gained less than ") + gain + " of the fit's statistical error; " +
+             noise + ")";
+  }
+  return "?";
 }
 
 }  // namespace
@@ -340,8 +464,12 @@ bool polish_uses_dense_solver(int d, int m, const PolishOptions& o) {
   return int64_t{m} * d * d <= o.dense_max_parameters;
 }
 
-PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& o) {
+PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Noiseless labels (SampleSource::noiseless) have no statistical error to stop
+  // at: a residual above rounding is the fit's own, which further steps lower.
+  PolishOptions o = options;
+  if (source.noiseless()) o.statistical_stop = 0;
   const int k = source.k(), d = source.d(), m = start.m();
   const int64_t dd = int64_t{d} * d;
   const int64_t n_train = train_samples(d, k, m, o);
@@ -388,10 +516,24 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     return result;
   }
   rep.train_error.push_back(state.cost);
-  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep, t0)
-                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, t0);
+  rep.parameters = 2 * int64_t{m} * dd;
+  rep.residual_entries = train_raw.x.count * k * d;
+  rep.rounding_bound = rounding_bound(start, val_raw);
+  rep.rounding_measured = measured_rounding(start, val_raw, o.threads);
+  rep.rounding_level = tolerance::rounding_floor_factor() * rep.rounding_measured;
+  StopCause cause = StopCause::iteration_limit;
+  state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep, cause, t0)
+                : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, cause, t0);
   result.layer = state.layer;
   rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
+  // The floor is named at the layer reached: rounding there, not at the start.
+  rep.rounding_measured = measured_rounding(result.layer, val_raw, o.threads);
+  rep.rounding_level = tolerance::rounding_floor_factor() * rep.rounding_measured;
+  rep.noise_train = noise_from_cost(state.cost, rep.residual_entries, rep.parameters);
+  rep.noise_heldout = std::sqrt(rep.validation_error_after);
+  rep.noise_floor = rep.noise_train > rep.rounding_level;
+  rep.reached_floor = cause != StopCause::iteration_limit && cause != StopCause::time_budget;
+  rep.stop_reason = stop_reason(cause, rep, o.statistical_stop);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

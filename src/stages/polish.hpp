@@ -19,6 +19,17 @@
 // conjugate gradients — memory O(N·k·m·d + N·k²·d² + m·d⁴), which is what makes
 // d = 64 possible (the dense Jacobian would take 34 GB there). Both are
 // deterministic: the same bytes for every thread count.
+//
+// Noisy labels (proofs/label_noise.md): the minimum is then the noise, not 0;
+// Gauss–Newton reaches it in a few steps and what remains is the fit's
+// statistical error, which falls as σ/√N with the training samples. The run
+// stops when a Gauss–Newton step gains less than a fraction of that error
+// (`statistical_stop`), estimates the noise from the training residual
+// (corrected for the p fitted parameters) and from the held-out residual
+// (noise ⊕ the fit's own error), and compares them with the residual's
+// rounding level (tolerance::residual_rounding_level) to name the floor it
+// reached: rounding or noise. The learner's final fit (learn/noise.hpp) calls it
+// again on as many samples as the noise calls for.
 #pragma once
 
 #include "data/oracle.hpp"
@@ -58,6 +69,23 @@ struct PolishOptions {
   // the random-start baseline's time budget (baseline/random_polish.hpp); the
   // learner leaves it at 0, so its results do not depend on the clock.
   double max_seconds = 0;
+
+  // The matrix-free solver's preconditioner blocks (O(N k² d⁴) to form) come from
+  // at most this many training samples, scaled by N/n: a preconditioner changes
+  // CG's iteration count, never the system solved, and the blocks of a large
+  // noisy fit are averages that a few thousand samples already pin down. Up to
+  // this N nothing changes (the committed runs keep their bytes).
+  int64_t preconditioner_samples = 4096;
+  // Stop when an accepted Gauss–Newton step (damping ≤ its initial value) lowers
+  // the training error by less than this fraction of the fit's statistical error
+  // cost·p/(n − p) (p parameters, n residual entries), while the residual is above
+  // its rounding level: at a noisy optimum further steps cannot improve the
+  // answer beyond its statistical error. 0: off; off too on a noiseless source
+  // (SampleSource::noiseless), which has no statistical error.
+  double statistical_stop = 0.01;
+  // Most conjugate-gradient iterations of one damped system (matrix-free solver);
+  // a step is accepted only if it lowers the error either way.
+  int64_t cg_max_iterations = 2000;
 };
 
 struct PolishReport {
@@ -69,6 +97,17 @@ struct PolishReport {
   std::vector<int64_t> cg_iterations;  // per Levenberg–Marquardt iteration, all damping attempts (0: dense)
   int64_t samples = 0;
   double seconds = 0;
+  // The floor the fit reached (proofs/label_noise.md). Relative quantities, as
+  // --label-noise: rms of the residual over rms of the labels.
+  int64_t parameters = 0;         // p = 2·m·d² (Θ and W)
+  int64_t residual_entries = 0;   // n = N·k·d training residual entries
+  double rounding_bound = 0;      // a priori: what rounding alone can leave at most (validation samples, start layer)
+  double rounding_measured = 0;   // the start layer's double evaluation against MPFR (relative rms)
+  double rounding_level = 0;      // tolerance::rounding_floor_factor() · rounding_measured: below it, rounding
+  double noise_train = 0;         // √(cost·n/(n − p)) at the end: the noise, when the fit reached its optimum
+  double noise_heldout = 0;       // √(validation error) at the end: the noise ⊕ the fit's own error
+  bool noise_floor = false;       // noise_train above rounding_level: noise, not rounding, is the floor
+  bool reached_floor = false;     // stopped at a floor or the target (not by the iteration limit or too few samples)
 };
 
 struct PolishResult {

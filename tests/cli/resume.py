@@ -198,7 +198,7 @@ def main():
         rounds4[rounds4.index("--rounds") + 1] = "4"
         refused(tool, rounds4 + ["--resume", ck], "'rounds' is 3 in the checkpoint, 4 in this run", "other --rounds")
         refused(tool, common + ["--seed", "2", "--resume", ck], "'seed' is 1 in the checkpoint, 2 in this run", "other --seed")
-        refused(tool, common + ["--label-noise", "1e-6", "--resume", ck], "'label_noise'", "label noise")
+        refused(tool, common + ["--label-noise", "1e-6", "--resume", ck], "label_noise' is 0.0 in the checkpoint", "label noise")
         other = ["learn", "other.json"] + BUDGETS
         refused(tool, other + ["--resume", ck], "is the checkpoint of another run: 'input.instance_", "another instance")
         refused(tool, common + ["--checkpoint", ck], "already holds a checkpoint", "--checkpoint over a checkpoint")

@@ -218,6 +218,35 @@ TEST_CASE("learn --oracle replaces the named stages by the truth and says so in 
                    "--oracle needs the true instance");
 }
 
+TEST_CASE("learn on noisy labels: the noise report, the final fit and the noise options", "[cli][learn][noise]") {
+  // Every stage but polishing from the truth: what is tested is the noise handling's plumbing.
+  Sandbox s;
+  REQUIRE(s.run("generate --d 8 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const std::string learn = "learn " + s.path("inst.json") + " --oracle stage1,hull,stage6 --threads 2 --test-samples 1000 ";
+  const Run r = s.run(learn + "--label-noise 1e-4 --final-fit-samples 2048 --report " + s.path("r.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("label noise: ") && Catch::Contains("limited by: label noise"));
+  const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
+  CHECK(report["noise"]["estimated"] == true);
+  CHECK(report["noise"]["declared"] == 1e-4);  // --assume-label-noise defaults to --label-noise
+  CHECK(report["noise"]["final_fit"]["samples"] == 2048);
+  CHECK(report["provenance"]["options"]["final_fit_samples"] == 2048);
+  bool fit = false;
+  for (const auto& st : report["stages"]) fit = fit || st["stage"] == "fit";
+  CHECK(fit);
+  CHECK_FALSE(report["noise"].contains("warning"));
+  // Certification told the labels are noiseless: the report warns.
+  const Run quiet = s.run(learn + "--label-noise 1e-4 --assume-label-noise 0 --final-fit-samples 0 --report " + s.path("q.json"));
+  REQUIRE(quiet.status == 0);
+  const auto q = nlohmann::json::parse(slurp(s.path("q.json")));
+  CHECK_THAT(q["noise"]["warning"].get<std::string>(), Catch::Contains("--assume-label-noise"));
+  CHECK(q["noise"]["final_fit"]["samples"] == 0);
+  CHECK_THAT(quiet.out, Catch::Contains("warning: "));
+  expect_bad_input(s.run(learn + "--assume-label-noise -1"), "--assume-label-noise");
+  expect_bad_input(s.run(learn + "--final-fit-samples -5"), "--final-fit-samples");
+}
+
 TEST_CASE("sculpt with its defaults (the learner's: adaptive τ) certifies rows on a generated instance", "[cli][sculpt]") {
   // Exactly the README's standalone use; with the old fixed τ = 1e-3 it failed
   // with "no row was certified".

@@ -65,3 +65,16 @@ TEST_CASE("the unit tests' rounding tolerances equal their formulas", "[toleranc
   const double softmax_bound = tol::double_softmax_relative_error(1e-3, 10, 3), softmax_exact = 0.004008010677344998;
   CHECK(std::abs(softmax_bound - softmax_exact) <= tol::gamma(20) * softmax_exact + 4 * tol::kDoubleUnitRoundoff);
 }
+
+TEST_CASE("the label-noise bounds equal their formulas", "[tolerance][hardening][noise]") {
+  check_value(tol::chi_square_tail_quantile(16, 3.0), 35.856406460551057);
+  check_value(tol::label_noise_row_bound(1e-4, 5.0, 2, 16, 1e-12), 0.00094898967880576433);
+  check_value(tol::float32_label_rounding_row_bound(3.0, 16), 1.7881394498431368e-07);
+  check_value(tol::residual_rounding_level(1e-28, 4.0), 5.0000000000000024e-15);
+  check_value(tol::noise_estimate_band(16384, 1024, 2.0), 0.096824583655185426);
+  CHECK(tol::label_noise_row_bound(0.0, 5.0, 2, 16, 1e-12) == 0.0);
+  // ε√q_{kd} above √(kd)/2: no bound (+inf), and the row cannot be certified.
+  CHECK(std::isinf(tol::label_noise_row_bound(0.5, 5.0, 2, 16, 1e-12)));
+  CHECK(std::isinf(tol::residual_rounding_level(1.0, 0.0)));
+  CHECK(std::isinf(tol::noise_estimate_band(1024, 1024, 2.0)));
+}

@@ -55,5 +55,21 @@ logit = F(1e-3)
 E = (2 * logit + U * (10 + 2 * logit)) * bef(4)
 values["double_softmax_relative_error(1e-3, 10, 3)"] = (
     (1 + mpmath.expm1(2 * mp(E))) * mp(1 + gamma(8)) - 1) * mp(bef(4))
+
+
+# Label noise (proofs/certification.md, "Label noise"; proofs/label_noise.md).
+def chi_q(n, t):
+    return (n + 2 * mpmath.sqrt(mpmath.mpf(n) * t) + 2 * t) * mp(bef(8))
+
+
+t = mpmath.log(2 / mp(F(1e-12)))
+values["chi_square_tail_quantile(16, 3)"] = chi_q(16, 3)
+eps_noise = mp(F(1e-4))
+values["label_noise_row_bound(1e-4, 5, 2, 16, 1e-12)"] = (
+    eps_noise * 5 * mpmath.sqrt(chi_q(16, t)) / (mpmath.sqrt(32) - eps_noise * mpmath.sqrt(chi_q(32, t))) * mp(bef(24)))
+values["float32_label_rounding_row_bound(3, 16)"] = (
+    (F(1, 2**24) * 3 + 4 * F(1, 2**150)) / (1 - F(1, 2**24)) * bef(6))
+values["residual_rounding_level(1e-28, 4)"] = mpmath.sqrt(mp(F(1e-28)) / 4) * mp(bef(4))
+values["noise_estimate_band(16384, 1024, 2)"] = 6 * mpmath.sqrt(mpmath.mpf(4) / (16384 - 1024))
 for name, value in values.items():
     show(name, value)

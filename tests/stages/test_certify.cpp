@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 using namespace mha;
 
@@ -288,6 +289,40 @@ TEST_CASE("certification: v̂, ρ and δ equal their hand-computed values", "[ce
   CHECK(slabs[0].a == a);
 }
 
+TEST_CASE("certification with label noise: δ gains ν/σ_min, ν from the declared level or float32 rounding",
+          "[certify][hardening][noise]") {
+  const ExactRow e = exact_row(0.5, 0.5, 0x1p-7);
+  CertifyOptions o;
+  o.tau = 1;
+  o.v_min = 0;
+  o.sigma_min = 0x1p-4;
+  const RowCertificate quiet = certify_row_fast(e.x, e.y, e.b, 0, o);
+  CHECK(quiet.noise_bound == 0.0);
+  CHECK(quiet.delta == 0x1p-7 * 16);  // ρ/σ_min, exactly as without the noise options
+  // Declared Gaussian noise ε = 10⁻³: ν = tolerance::label_noise_row_bound(ε, ‖y‖_F, k = 2, d = 3, 10⁻¹²).
+  o.label_noise = 1e-3;
+  const RowCertificate noisy = certify_row_fast(e.x, e.y, e.b, 0, o);
+  const double nu = tolerance::label_noise_row_bound(1e-3, std::sqrt(0.5 + 0x1p-14), 2, 3, 1e-12);
+  CHECK(std::abs(noisy.noise_bound - nu) <= tolerance::gamma(4) * nu);
+  CHECK(std::abs(noisy.delta - (0x1p-7 + nu) * 16) <= tolerance::gamma(4) * noisy.delta);
+  CHECK(noisy.v == quiet.v);  // the noise widens δ; it does not move v̂ or ρ
+  CHECK(noisy.residual == quiet.residual);
+  // A smaller failure probability widens ν.
+  o.noise_failure_probability = 1e-20;
+  CHECK(certify_row_fast(e.x, e.y, e.b, 0, o).noise_bound > noisy.noise_bound);
+  // float32 labels: ν = (2⁻²⁴‖y_a‖ + √d·2⁻¹⁵⁰)/(1 − 2⁻²⁴), no probability.
+  o.label_noise = 0;
+  o.float32_labels = true;
+  const RowCertificate rounded = certify_row_fast(e.x, e.y, e.b, 0, o);
+  CHECK(rounded.noise_bound == tolerance::float32_label_rounding_row_bound(std::sqrt(0.5 + 0x1p-14), 3));
+  // The noise term decides: δ = ρ/σ_min just below ½ certifies; the declared noise makes it too uncertain.
+  o.float32_labels = false;
+  o.sigma_min = std::nextafter(0x1p-6, 1.0);
+  CHECK(verdict_of(e, o) == RowVerdict::certified);
+  o.label_noise = 1e-6;
+  CHECK(verdict_of(e, o) == RowVerdict::too_uncertain);
+}
+
 TEST_CASE("certification verdicts at and on both sides of each threshold", "[certify][hardening]") {
   const ExactRow e = exact_row(0.5, 0.5, 0x1p-7);
   CertifyOptions o;
@@ -343,6 +378,52 @@ TEST_CASE("certification: B one short of full rank is rank-deficient, full rank 
   CHECK(certify_row_fast(dup, y, b, 0, o).verdict == RowVerdict::duplicate_tokens);
   dup(2, 3) = 1;
   CHECK(tokens_distinct(dup));
+}
+
+TEST_CASE("certification with label noise: fast and reference agree, slab widths within the derived bound",
+          "[certify][noise]") {
+  // Noisy labels (the model of data/noisy_source.hpp) and the noise options on both
+  // paths: ν is the same double function of the same labels, so the verdicts agree
+  // and the fast slabs lie within the reference's derived bounds (proofs/certification.md).
+  int compared = 0, certified = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    test::LayerCase c;
+    c.shape = {2, 8, 2};
+    c.scale = 2.0;
+    c.seed = seed;
+    Layer layer = test::make_layer(c);
+    layer.heads[1].theta = layer.heads[0].theta + 1e-4 * layer.heads[1].theta;  // nearly coincident: rows certify
+    const MatD x = distinct_input(2, 8, seed);
+    const MatD exact = labels(layer, x);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    const double sigma = 1e-3 * exact.norm() / 4.0;  // ε = 10⁻³, rms over k·d = 16 entries
+    const MatD y = exact + MatD::NullaryExpr(2, 8, [&] { return sigma * normal(rng); });
+    const MatD b = x * layer.w_sum();
+    CertifyOptions o;
+    o.tau = 1;
+    o.sigma_min = 1;
+    o.label_noise = 1e-3;
+    o.float32_labels = seed % 2 == 0;
+    for (int a = 0; a < 2; ++a) {
+      const RowCertificate f = certify_row_fast(x, y, b, a, o);
+      const CertificationCheck check = compare_certification_row(x, y, b, a, o, f, 128);
+      INFO("seed " << seed << ", row " << a << ": fast " << to_string(check.fast) << ", reference "
+                   << to_string(check.reference) << " " << check.undecided_at);
+      CHECK(check.agree());
+      ++compared;
+      if (check.reference != RowVerdict::certified || check.undecided) continue;
+      ++certified;
+      const std::vector<SlabConstraint> fast_slabs = slabs_of_row(x, a, f);
+      REQUIRE(fast_slabs.size() == check.reference_slabs.size());
+      for (size_t s = 0; s < fast_slabs.size(); ++s) {
+        CHECK(std::abs(fast_slabs[s].eta - check.reference_slabs[s].slab.eta) <= check.reference_slabs[s].width_bound);
+        CHECK(std::abs(fast_slabs[s].b - check.reference_slabs[s].slab.b) <= check.reference_slabs[s].centre_bound);
+      }
+    }
+  }
+  CHECK(compared == 48);
+  CHECK(certified >= 12);  // coverage: most rows of nearly coincident heads certify
 }
 
 TEST_CASE("certification, pairwise v_min: a token both heads ignore keeps the row's other slabs", "[certify][hardening]") {

@@ -82,6 +82,12 @@ TEST_CASE("polishing converges quadratically from a 1e-3 perturbation to machine
   CHECK(r.report.train_error.back() < tolerance::polish_train_floor_target());
   // Training error decreases monotonically (only decreasing steps are accepted).
   for (size_t i = 1; i < r.report.train_error.size(); ++i) CHECK(r.report.train_error[i] < r.report.train_error[i - 1]);
+  // Noiseless labels: the floor is rounding, and the report names it so (the training
+  // residual against the measured rounding, printed with -s: tolerance::rounding_floor_factor).
+  UNSCOPED_INFO("noiseless floor: training residual " << r.report.noise_train << " = "
+                << r.report.noise_train / r.report.rounding_measured << " × the measured rounding");
+  CHECK_FALSE(r.report.noise_floor);
+  CHECK_THAT(r.report.stop_reason, Catch::Contains("rounding floor"));
 }
 
 TEST_CASE("matrix-free polishing converges to machine precision, the same bytes on 1 and 2 threads", "[polish]") {
@@ -106,6 +112,9 @@ TEST_CASE("matrix-free polishing converges to machine precision, the same bytes 
   CHECK(same_bytes(one.layer, two.layer));
   CHECK(one.report.train_error == two.report.train_error);
   CHECK(one.report.cg_iterations == two.report.cg_iterations);
+  UNSCOPED_INFO("noiseless floor: training residual " << two.report.noise_train << " = "
+                << two.report.noise_train / two.report.rounding_measured << " × the measured rounding");
+  CHECK_FALSE(two.report.noise_floor);
 }
 
 TEST_CASE("the automatic solver is dense at (16,2,2) and matrix-free at (32,2,2) and (64,2,2)", "[polish]") {
