@@ -148,6 +148,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--target", type=float, default=1e-3)
     parser.add_argument("--reuse", action="store_true", help="keep the reports already in --runs")
+    parser.add_argument("--existing", action="store_true",
+                        help="with --grid: tabulate only configurations whose runs are in --runs (implies --reuse); "
+                             "the page lists the others as not run")
     parser.add_argument("--out", default="docs/diagnosis.md")
     parser.add_argument("--runs", default="docs/diagnosis")
     args = parser.parse_args()
@@ -155,6 +158,13 @@ def main():
     if args.grid:
         configs += [(d, k, m, str(scale), seed) for (d, k, m) in GRID_SHAPES for scale in (3, 6) for seed in (1, 2, 3)]
     os.makedirs(args.runs, exist_ok=True)
+    args.missing = []
+    if args.existing:
+        args.reuse = True
+        have = lambda c: all(os.path.exists(os.path.join(args.runs, f"d{c[0]}_k{c[1]}_m{c[2]}_scale{c[3]}_seed{c[4]}_{v}"
+                                                         ".report.json")) for v in ("extended", "paper"))
+        args.missing = [c for c in configs if not have(c)]
+        configs = [c for c in configs if have(c)]
     rows = [diagnose_config(args, c) for c in configs]
     json.dump(rows, open(os.path.join(args.runs, "summary.json"), "w"), indent=1)
     write_page(args, rows)
@@ -196,10 +206,27 @@ def record(row, label, report, log, k):
     row["seconds"][label] = report.get("seconds")
     row["samples"][label] = report.get("samples_paper_stages")
     row["logs"][label] = log
+    row["commit"] = row.get("commit") or report.get("provenance", {}).get("git_commit")
+
+
+def success_counts(args, rows):
+    """Per shape and scale: the seeds run and how many reach the target, for each variant."""
+    groups = {}
+    for r in rows:
+        d, k, m, scale, seed = r["config"]
+        groups.setdefault(((d, k, m), scale), []).append(r)
+    lines = [f"Seeds reaching max(Θ, W) error ≤ {args.target:g} before polishing, per shape and logit scale:", "",
+             "| (d,k,m) | scale | seeds run | paper | extended | extended errors |", "|---|---:|---:|---:|---:|---|"]
+    for ((d, k, m), scale), rs in sorted(groups.items(), key=lambda g: (g[0][0][0], g[0][0][1], g[0][0][2], g[0][1])):
+        ok = lambda label: sum(1 for r in rs if r["errors"].get(label) is not None and r["errors"][label] <= args.target)
+        errs = ", ".join(fmt(r["errors"].get("extended")) for r in rs)
+        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} | {ok('paper')} | {ok('extended')} | {errs} |")
+    return lines
 
 
 def write_page(args, rows):
-    grid = "--grid" if args.grid else "--configs " + " ".join(args.configs)
+    grid = ("--grid" + (" --existing" if args.existing else "")) if args.grid else "--configs " + " ".join(args.configs)
+    commits = sorted({r.get("commit") for r in rows if r.get("commit")})
     lines = [
         "# Where the paper's stages lose accuracy, and why",
         "",
@@ -215,7 +242,16 @@ def write_page(args, rows):
         "after the best head permutation, before polishing. Both variants run on every instance; when the extended "
         f"one misses {args.target:g}, two more runs replace stages by the truth (`--oracle stage1,stage3`: exact W_Σ; "
         "`--oracle hull`: the true affine hull, stage 6 alone). scripts/diagnose.py's docstring says how the first "
-        "failing stage, its lemma's prediction and the cause are read off the reports.",
+        "failing stage, its lemma's prediction and the cause are read off the reports."
+        + (f" The runs were made by mhalearn at commit {', '.join(commits)} (their reports' provenance)." if commits else ""),
+        "",
+    ]
+    lines += success_counts(args, rows)
+    if args.missing:
+        lines += ["", "Not run (the grid's remaining configurations, left for lack of machine time; "
+                      "`--reuse` adds them to this page): "
+                  + ", ".join(f"({d},{k},{m}) scale {sc} seed {se}" for d, k, m, sc, se in args.missing) + "."]
+    lines += [
         "",
         "| (d,k,m), scale, seed | paper | extended | first failing stage | its error | its lemma's prediction | cause | "
         f"projected samples for {args.target:g} | extended: samples, s | logs |",
@@ -225,6 +261,8 @@ def write_page(args, rows):
         d, k, m, scale, seed = r["config"]
         stage, err, pred, cause, need = r["verdict"]
         logs = ", ".join(f"[{label}]({log})" for label, log in r["logs"].items())
+        if r.get("commit"):
+            logs += f" (at {r['commit'][:7]})"
         secs = r["seconds"].get("extended")
         lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(r['errors'].get('paper'))} | "
                      f"{fmt(r['errors'].get('extended'))} | {stage} | {err} | {pred} | {cause} | {need} | "

@@ -112,6 +112,10 @@ def main():
     parser.add_argument("--out", default="docs/targets.md")
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--adam-cap", type=int, default=20000000)
+    parser.add_argument("--adam-only", nargs="*", default=None, metavar="D,K,M,SCALE",
+                        help="run Adam only on these configurations (default: every one with d ≤ 32)")
+    parser.add_argument("--timed", nargs="*", default=None, metavar="NAME",
+                        help="make only these timed runs (default: all); the others are read if --reuse finds them")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: os.path.relpath(p, os.path.dirname(args.out) or ".")
@@ -127,10 +131,14 @@ def main():
                 seeds.append((name, ext, pap))
             name1 = seeds[0][0]
             inst = os.path.join(args.diagnosis, name1 + ".json")
-            adam = adam_run(args, name1, inst) if os.path.exists(inst) and d <= 32 else None
+            wanted = d <= 32 if args.adam_only is None else f"{d},{k},{m},{scale}" in args.adam_only
+            done = args.reuse and os.path.exists(os.path.join(args.runs, f"{name1}_adam.report.json"))
+            adam = adam_run(args, name1, inst) if os.path.exists(inst) and (wanted or done) else None
             accuracy_rows.append(((d, k, m), scale, seeds, adam))
 
-    timed_rows = [(name, config) + timed_run(args, name, config, extra) for name, config, extra in TIMED]
+    timed_rows = [(name, config) + timed_run(args, name, config, extra) for name, config, extra in TIMED
+                  if args.timed is None or name in args.timed
+                  or (args.reuse and os.path.exists(os.path.join(args.runs, name + ".report.json")))]
     write_page(args, accuracy_rows, timed_rows, rel)
 
 
@@ -141,8 +149,10 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         "Produced by",
         "",
         "```sh",
-        "python3 scripts/diagnose.py --tool build/release/mhalearn --grid   # the runs below read",
-        f"python3 scripts/targets.py --tool build/release/mhalearn --adam-cap {args.adam_cap}",
+        "python3 scripts/diagnose.py --tool build/release/mhalearn --grid --existing   # the runs below read",
+        f"python3 scripts/targets.py --tool build/release/mhalearn --adam-cap {args.adam_cap}"
+        + (" --adam-only " + " ".join(args.adam_only) if args.adam_only is not None else "")
+        + (" --timed " + " ".join(args.timed) if args.timed is not None else ""),
         "```",
         "",
         "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
@@ -154,7 +164,7 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         "",
         "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
         "",
-        "| (d,k,m), scale | extended: errors (seeds 1, 2, 3) | seeds ≤ 1e−3 | paper: errors | seeds ≤ 1e−3 | "
+        "| (d,k,m), scale | extended: errors (seeds 1, 2, 3; – not run) | seeds ≤ 1e−3 / run | paper: errors | seeds ≤ 1e−3 / run | "
         "extended: samples, s (seed 1) | samples to 1e−3: extended (seed 1) | Adam (seed 1) | ratio |",
         "|---|---|---:|---|---:|---:|---:|---:|---:|",
     ]
@@ -168,10 +178,12 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         adam_n = adam_samples_to_target(adam)
         ratio = f"{learner_n / adam_n:.2f}" if learner_n and adam_n else "–"
         adam_cell = fmt(adam_n) if adam_n else ("not reached" if adam else "not run")
-        lines.append(f"| ({d},{k},{m}), {scale} | {', '.join(fmt(x) for x in ext)} | {ok_e}/3 | "
-                     f"{', '.join(fmt(x) for x in pap)} | {ok_p}/3 | "
+        run_e = sum(1 for _, e, _ in seeds if e)
+        run_p = sum(1 for _, _, p in seeds if p)
+        lines.append(f"| ({d},{k},{m}), {scale} | {', '.join(fmt(x) for x in ext)} | {ok_e}/{run_e} | "
+                     f"{', '.join(fmt(x) for x in pap)} | {ok_p}/{run_p} | "
                      f"{fmt(e1['samples_paper_stages']) if e1 else '–'}, {e1['seconds']:.0f} | "
-                     if e1 else f"| ({d},{k},{m}), {scale} | – | 0/3 | – | 0/3 | – | ")
+                     if e1 else f"| ({d},{k},{m}), {scale} | not run | – | not run | – | – | ")
         lines[-1] += f"{fmt(learner_n)} | {adam_cell} | {ratio} |"
     lines += [
         "",
@@ -191,6 +203,9 @@ def write_page(args, accuracy_rows, timed_rows, rel):
                      f"{pair(after)} | {fmt(report.get('samples_total')) if report else '–'} |"
                      if cpu is not None else f"| {name} | – | – | – | {pair(before)} | {pair(after)} | – |")
     lines.append("")
+    notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
+    if os.path.exists(notes):
+        lines += ["## What the numbers say", "", open(notes).read().rstrip("\n"), ""]
     with open(args.out + ".tmp", "w") as f:
         f.write("\n".join(lines))
     os.replace(args.out + ".tmp", args.out)
