@@ -15,7 +15,7 @@ set(MHALEARN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/mhalearn)
 set(MHALEARN_PUBLIC_HEADERS
   data/inputs.hpp data/instance_io.hpp data/npy.hpp data/oracle.hpp data/provenance.hpp
   geometry/convex_body.hpp
-  learn/evaluate.hpp learn/learner.hpp
+  learn/evaluate.hpp learn/learner.hpp learn/noise.hpp
   model/conditions.hpp model/forward_fast.hpp model/forward_reference.hpp model/import_attention.hpp
   model/instance_gen.hpp model/layer.hpp
   numeric/rng.hpp numeric/scalar.hpp numeric/tolerance.hpp

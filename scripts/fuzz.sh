@@ -20,7 +20,12 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "${MHALEARN_FUZZ_JOBS:-2}" >/dev/null
+# A failed build must say so in the test log, not end the script silently.
+if ! cmake --build "$build" -j "${MHALEARN_FUZZ_JOBS:-2}" > "$build/build.log" 2>&1; then
+  echo "scripts/fuzz.sh: the harnesses did not build; the end of $build/build.log:" >&2
+  grep -E "error|FAILED" "$build/build.log" | tail -20 >&2
+  exit 1
+fi
 
 # harness  corpus  dictionary  max_len (bytes)
 harnesses=(

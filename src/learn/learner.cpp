@@ -539,7 +539,6 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   return ro;
 }
 
-const char* to_string(LearnVariant v) { return v == LearnVariant::paper ? "paper" : "extended"; }
 
 std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v) {
   if (v == LearnVariant::paper)

@@ -74,7 +74,8 @@ struct LearnState;  // below: the driver's state at a safe point
 //             while the estimates improve, the best by validation; a final stage-4
 //             round with final_sculpt_samples; the net refined by pattern search.
 enum class LearnVariant { paper, extended };
-const char* to_string(LearnVariant variant);
+// Inline: the checkpoint reader, which the fuzz harnesses link without the learner, prints it too.
+inline const char* to_string(LearnVariant variant) { return variant == LearnVariant::paper ? "paper" : "extended"; }
 // The variant's choices as (name, value) lines for the report.
 std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant variant);
 
