@@ -182,8 +182,8 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         run_p = sum(1 for _, _, p in seeds if p)
         lines.append(f"| ({d},{k},{m}), {scale} | {', '.join(fmt(x) for x in ext)} | {ok_e}/{run_e} | "
                      f"{', '.join(fmt(x) for x in pap)} | {ok_p}/{run_p} | "
-                     f"{fmt(e1['samples_paper_stages']) if e1 else '–'}, {e1['seconds']:.0f} | "
-                     if e1 else f"| ({d},{k},{m}), {scale} | not run | – | not run | – | – | ")
+                     + (f"{fmt(e1['samples_paper_stages'])}, {e1['seconds']:.0f} | " if e1 else "seed 1 not run | ")
+                     if run_e else f"| ({d},{k},{m}), {scale} | not run | – | not run | – | – | ")
         lines[-1] += f"{fmt(learner_n)} | {adam_cell} | {ratio} |"
     lines += [
         "",
