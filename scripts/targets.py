@@ -20,7 +20,9 @@ import json
 import os
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from diagnose import run  # noqa: E402  (a command with its log, the command on its first line)
 
 TARGET = 1e-3
 # (shape, scales) of the accuracy targets; (16,2,2) carries the Adam ratio target.
@@ -34,15 +36,6 @@ TIMED = [("d64_k2_m2_scale6_seed1", (64, 2, 2, 6, 1), []),
 
 def fmt(x, digits=1):
     return "–" if x is None else f"{x:.{digits}e}"
-
-
-def run(cmd, log):
-    t0 = time.time()
-    with open(log, "w") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        status = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
-    return status, time.time() - t0
 
 
 def load(path):

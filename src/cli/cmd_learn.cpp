@@ -94,6 +94,25 @@ void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
       ->check(CLI::Range(0.0, 1e6));
 }
 
+// A baseline's report (with provenance), then its layer: the exit status of `learn --method adam|random-polish`.
+int write_baseline_outputs(json rep, bool ok, const std::string& message, const Layer& layer, const SampleSource& source,
+                           const json& options, const std::string& report, const std::string& out) {
+  if (!report.empty() && prints_and_writes()) {
+    rep["provenance"] = make_provenance("learn", options);
+    if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  if (!ok) return fail("learn", kExitFailedRun, message);
+  if (!out.empty() && prints_and_writes()) {
+    Instance learned;
+    learned.layer = layer;
+    learned.k = source.k();
+    learned.inputs = source.draw(0, 1, 1).x.kind;
+    learned.provenance_json = make_provenance("learn", options).dump();
+    if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
+  }
+  return kExitOk;
+}
+
 int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string& report, const std::string& out) {
   const Instance* truth = in.instance ? &*in.instance : nullptr;
   const SampleSource& source = *in.source;
@@ -117,21 +136,7 @@ int run_adam(const Input& in, const AdamOptions& adam, int m, const std::string&
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples},
                   {"init", to_string(o.init)}, {"init_seed", o.init_seed}, {"init_theta_norm", o.init_theta_norm},
                   {"stop_at_error", o.stop_parameter_error}, {"threads", o.threads}, {"label_noise", in.label_noise}};
-  if (!report.empty() && prints_and_writes()) {
-    json rep = to_json(r.report);
-    rep["provenance"] = make_provenance("learn", options);
-    if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
-  }
-  if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-  if (!out.empty() && prints_and_writes()) {
-    Instance learned;
-    learned.layer = r.layer;
-    learned.k = source.k();
-    learned.inputs = source.draw(0, 1, 1).x.kind;
-    learned.provenance_json = make_provenance("learn", options).dump();
-    if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
-  }
-  return kExitOk;
+  return write_baseline_outputs(to_json(r.report), r.report.ok, r.report.message, r.layer, source, options, report, out);
 }
 
 // ---- Checkpoints (learn/checkpoint.hpp) -----------------------------------------
@@ -264,21 +269,7 @@ int run_random_polish(const Input& in, const RandomPolishOptions& rp, const std:
                   {"max_seconds", o.max_seconds}, {"validation_samples", o.validation_samples}, {"init_seed", o.init_seed},
                   {"init_theta_norm", o.init_theta_norm}, {"radius", o.radius}, {"polish_samples", o.polish.samples},
                   {"polish_iterations", o.polish.max_iterations}, {"threads", o.threads}, {"label_noise", in.label_noise}};
-  if (!report.empty() && prints_and_writes()) {
-    json rep = to_json(r.report);
-    rep["provenance"] = make_provenance("learn", options);
-    if (auto e = write_json_atomically(report, rep); !e.empty()) return fail("learn", kExitFailedRun, e);
-  }
-  if (!r.report.ok) return fail("learn", kExitFailedRun, r.report.message);
-  if (!out.empty() && prints_and_writes()) {
-    Instance learned;
-    learned.layer = r.layer;
-    learned.k = source.k();
-    learned.inputs = source.draw(0, 1, 1).x.kind;
-    learned.provenance_json = make_provenance("learn", options).dump();
-    if (auto e = write_instance(out, learned); !e.empty()) return fail("learn", kExitFailedRun, e);
-  }
-  return kExitOk;
+  return write_baseline_outputs(to_json(r.report), r.report.ok, r.report.message, r.layer, source, options, report, out);
 }
 
 }  // namespace
