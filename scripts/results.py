@@ -8,8 +8,12 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
 
   --quick   a few configurations per section (29 min on the shared 2 cores at a
             load of 7–15, the learner without --variant; about half that idle)
-  --reuse   keep reports already in docs/results/runs/ (for editing this script;
-            the published page is always made without it)
+  --reuse   keep reports already in docs/results/runs/ (for editing this script,
+            and for a pass made over several sittings: a run killed half-way
+            has no report and is made again)
+  --sections S,...  make only these sections' runs (sbs, phase, regimes, scaling,
+            throughput) and write no page: a long pass in pieces, each piece
+            kept by --reuse; the page is written by a run of every section
 
 Time of the full page, estimated from the previous full page's runs (each
 paper run's and Adam run's wall time there; random-polish takes the paper
@@ -726,18 +730,49 @@ def machine():
             platform.platform())
 
 
+SECTIONS = ["sbs", "phase", "regimes", "scaling", "throughput"]
+
+
+def make_runs_only(sections):
+    """The runs of some sections, in the order given; the page needs every section."""
+    t0 = time.time()
+    sbs = []
+    for section in sections:
+        print(section, file=sys.stderr)
+        if section == "sbs":
+            sbs = side_by_side()
+        elif section == "phase":
+            phase_diagram()
+        elif section == "regimes":
+            other_regimes()
+        elif section == "scaling":
+            scaling(sbs)  # without the side-by-side rows its shared runs are made again
+        elif section == "throughput":
+            throughput(sbs)
+    print(f"made the runs of {', '.join(sections)} in {(time.time() - t0) / 60:.1f} min; no page written "
+          f"(a run of every section writes it)", file=sys.stderr)
+
+
 def main():
     global args
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--command", default="scripts/results.sh")
+    ap.add_argument("--sections", default=",".join(SECTIONS))
     args = ap.parse_args()
+    sections = args.sections.split(",")
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        sys.exit(f"results.py: unknown section {unknown[0]!r} (sections: {', '.join(SECTIONS)})")
     os.makedirs(RUNS, exist_ok=True)
     os.makedirs(FIGS, exist_ok=True)
     global variants, budget_variant
     variants = learner_variants()
     budget_variant = "extended" if "extended" in variants else variants[0]
+    if set(sections) != set(SECTIONS):
+        make_runs_only(sections)
+        return
     start = time.time()
     started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     print("side by side", file=sys.stderr)
