@@ -70,8 +70,18 @@ def check(name, scratch, tool):
     subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if not os.path.exists(fresh):
         return f"{name}: the re-run wrote no report"
+    problem = report_difference(committed, fresh)
+    return None if problem is None else f"{name}: {problem}"
+
+
+def report_difference(committed, fresh):
+    """None when two reports agree bit for bit once normalised, else the first difference.
+    Compared as serialised text, not as values: 0.0 == -0.0 as values, and a double's
+    shortest round-trip form differs whenever its bits do."""
     a, b = comparable(committed), comparable(fresh)
-    return None if a == b else f"{name}: {first_json_difference(a, b)}"
+    if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+        return None
+    return first_json_difference(a, b) or "the sign of a zero differs"
 
 
 def remake(name, tool):

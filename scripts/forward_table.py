@@ -308,7 +308,8 @@ def main():
            if chunk_bits else "") + ".",
         "- The logits, softmax and attention-weighted sums of the W-projections are computed per sample in "
         "double precision with a fixed summation order (fixed four-accumulator dot products).",
-        "- Each sample is computed alone, so results are bit-identical for any thread count; threads "
+        "- Each sample is computed alone, so results are bit-identical for any thread count (test: `tests/model/test_forward.cpp`, "
+        "\"fast forward is bit-identical for any thread count and batch split\", 1 and 2 threads); threads "
         "(OpenMP, static schedule) split the batch.",
         "",
         "The reference path is the MPFR implementation used for correctness checks "

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The golden check's own test: a one-ulp change in a .npy element and in a
 report value must each be reported, with the element or key path and the
-first differing byte; unchanged files must pass."""
+first differing byte; unchanged files must pass. The same for the committed
+result runs' check (scripts/check_runs.py), which also must tell 0.0 from -0.0."""
 import os
 import shutil
 import struct
@@ -10,6 +11,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden import EXPECTED, compare, npy_data_offset  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts"))
+from check_runs import report_difference  # noqa: E402
 
 
 def flip_last_bit_of_element(path, index):
@@ -21,8 +25,26 @@ def flip_last_bit_of_element(path, index):
     return v
 
 
+def check_runs_detects(out):
+    """check_runs.py's comparison on a committed report: itself, one ulp off, and a zero's sign."""
+    committed = os.path.join(EXPECTED, "learn.json")
+    one_ulp, zeros = os.path.join(out, "ulp.json"), [os.path.join(out, f"zero{i}.json") for i in (0, 1)]
+    text = open(committed).read()
+    key = '"theta_max_rel": '
+    i = text.index(key) + len(key)
+    j = i + next(k for k, c in enumerate(text[i:]) if c in ",\n")
+    open(one_ulp, "w").write(text[:i] + repr(float(text[i:j]) * (1 + 2**-52)) + text[j:])
+    for path, zero in zip(zeros, ("0.0", "-0.0")):
+        open(path, "w").write('{"x": %s}' % zero)
+    found = [report_difference(committed, committed), report_difference(committed, one_ulp),
+             report_difference(*zeros)]
+    print("check_runs:", found)
+    return found[0] is None and found[1] is not None and "theta_max_rel" in found[1] and found[2] is not None
+
+
 def main():
     with tempfile.TemporaryDirectory() as out:
+        runs_ok = check_runs_detects(out)
         for f in ("y_fast.npy", "learn.json"):
             shutil.copy(os.path.join(EXPECTED, f), out)
         assert compare(EXPECTED, ["y_fast.npy", "learn.json"], out) == [], "unchanged files must match"
@@ -37,6 +59,8 @@ def main():
     print(report)
     ok = len(problems) == 2 and "element 5 (float64)" in report and "theta_max_rel" in report
     print("golden check detects one-ulp changes:", "yes" if ok else "NO")
+    print("committed-runs check detects one-ulp changes and a zero's sign:", "yes" if runs_ok else "NO")
+    ok = ok and runs_ok
     return 0 if ok else 1
 
 
