@@ -15,17 +15,16 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
             throughput) and write no page: a long pass in pieces, each piece
             kept by --reuse; the page is written by a run of every section
 
-Time of the full page, estimated from the previous full page's runs (each
-paper run's and Adam run's wall time there; random-polish takes the paper
-run's wall time by construction; the second learner variant assumed to take
-as long as the first): side by side 66 min (24 configurations before the cut
-below would be 91), phase diagram 75 min (12 cells × 5 seeds × (2 paper runs
-of ~20 s, Adam ~17 s, random-polish ~20 s)), other regimes 22 min (20 of them
-the (16,2,4) paper run, killed at PAPER_TIMEOUT), scaling 14 min, throughput
-2 min: about 3.0 h on 2 cores. To stay near 3 h, the phase diagram leaves out
-logit scale 6 (16 cells would add 25 min) and the side by side runs two seeds,
-not three, at (32,2,2) and (16,2,3), the shapes that take most of its time
-(a third seed would add 25 min); the page says so.
+Time of the full page, measured at f671bbd on the otherwise idle 2-core
+machine (made in three sittings with --sections and --reuse; per-run wall
+times in each run's log): side by side 111 min (24 configurations; (16,2,3)
+is 64 min of it, (32,2,2) 24), phase diagram 62 min (12 cells × 5 seeds × 4
+methods, about 62 s per cell and seed), other regimes 3 min, scaling 21 min,
+throughput and the page 3 min: about 3.4 h on 2 cores. To stay near that,
+the phase diagram leaves out logit scale 6 (its 4 cells would add about
+21 min) and the side by side runs two seeds, not three, at (32,2,2) and
+(16,2,3), the shapes that take most of its time (a third seed would add
+about 44 min, the mean of the first two); the page says so.
 """
 import argparse
 import datetime
@@ -136,7 +135,9 @@ def learn(name, inst, extra, timeout=None):
     report = os.path.join(RUNS, name + ".report.json")
     if args.reuse and os.path.exists(report):
         r = json.load(open(report))
-        return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
+        # A run stopped by a signal (a pass cut short) writes an interrupted report: make it again.
+        if not r.get("interrupted"):
+            return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
     log = os.path.join(RUNS, name + ".log")
     if args.reuse and timeout and os.path.exists(log) and f"killed after {timeout} s" in open(log).read():
         return None, "killed", timeout  # a killed run is a result too; do not spend the timeout again

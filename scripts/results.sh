@@ -5,7 +5,7 @@
 # vs reference paths, forward pass vs the machine's peak). Records machine,
 # commit and seeds on the page. Runs, reports and logs: docs/results/.
 #
-# Usage: scripts/results.sh            every configuration (about 3 h on 2 cores, estimated: results.py)
+# Usage: scripts/results.sh            every configuration (about 3.4 h on 2 cores, measured: results.py)
 #        scripts/results.sh --quick    a few configurations per section (a few minutes)
 #        scripts/results.sh --check [all | RUN ...]
 #                                      re-run committed runs and compare their report

@@ -215,10 +215,11 @@ one random start leads local search to the heads, whatever the time it was given
 
 {phase_conclusions(c)}
 
-*Left out to keep the full page near 3 hours on 2 cores: logit scale 6 (in the
-earlier one-seed diagram its four cells behaved as scale 3's for the paper's learner
-and for Adam; §1 runs scale 6 at cos 0 on three seeds), and in §1 the third seed at
-(32,2,2) and (16,2,3).*
+*Left out to keep the full page near 3.4 hours on 2 cores (the pass's measured time,
+`scripts/results.py`'s docstring): logit scale 6 (about 21 min more; in the earlier
+one-seed diagram its four cells behaved as scale 3's for the paper's learner and for
+Adam; §1 runs scale 6 at cos 0 on three seeds), and in §1 the third seed at (32,2,2)
+and (16,2,3) (about 44 min more).*
 
 <details><summary>Every run of the phase diagram (error after each method)</summary>
 

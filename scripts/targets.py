@@ -9,7 +9,10 @@ have:
     learner's samples to 1e−3 (the samples drawn when the first round's layer
     reaches max(Θ, W) error ≤ 1e−3, validation set included), and their ratio;
   * the end-to-end runs with polishing that carry a time target: (64,2,2) and
-    (16,2,4), (16,2,5), each with `/usr/bin/time` (wall, CPU, peak RSS).
+    (16,2,4), (16,2,5), each with `/usr/bin/time` (wall, CPU, peak RSS);
+  * with --sample-study, samples to 1e−3 at (16,2,2) on seeds 1–3 at both scales:
+    Adam on every seed, and the extended learner with the lean budget (LEAN)
+    beside its default budget (the diagnosis runs).
 
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
                           [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
@@ -32,6 +35,13 @@ ACCURACY = [((16, 2, 2), (6, 3)), ((8, 2, 2), (3, 6)), ((32, 2, 2), (3, 6)), ((1
 TIMED = [("d64_k2_m2_scale6_seed1", (64, 2, 2, 6, 1), []),
          ("d16_k2_m4_scale3_seed1", (16, 2, 4, 3, 1), []),
          ("d16_k2_m5_scale3_seed1", (16, 2, 5, 3, 1), [])]
+
+
+# The lean budget of the sample study: stage 1, round 0 and each sculpt round with fewer samples
+# than the defaults (2e5, 4e5, 2e6). Chosen on (16,2,2) scale 6 seed 1 (three budgets tried), then
+# run unchanged on the other five (scale, seed) pairs; docs/targets/NOTES.md has the trials.
+LEAN = ["--stage1-samples", "100000", "--crude-sculpt-samples", "200000", "--sculpt-samples", "1400000"]
+STUDY = [((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
 
 
 def fmt(x, digits=1):
@@ -78,6 +88,55 @@ def adam_run(args, name, inst):
     return load(report)
 
 
+def lean_run(args, name, inst):
+    """The extended learner with the lean budget, before polishing."""
+    report = os.path.join(args.runs, f"{name}_lean.report.json")
+    if not (args.reuse and os.path.exists(report)):
+        cmd = [args.tool, "learn", inst, "--variant", "extended", "--seed", "1", "--threads", "2", "--no-polish",
+               "--no-reference", "--report", report] + LEAN
+        status, wall = run(cmd, report.replace(".report.json", ".log"))
+        print(f"{name} lean: exit {status}, {wall:.0f} s", file=sys.stderr)
+    return load(report)
+
+
+def sample_study(args):
+    """[(scale, seed, Adam, default-budget report, lean report)] for the (16,2,2) sample study."""
+    rows = []
+    for (d, k, m), scale, seed in STUDY:
+        name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
+        inst = os.path.join(args.diagnosis, name + ".json")
+        default = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
+        have = lambda what: args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
+        adam = adam_run(args, name, inst) if args.sample_study or have("adam") else None
+        lean = lean_run(args, name, inst) if args.sample_study or have("lean") else None
+        rows.append((scale, seed, adam, default, lean))
+    return rows
+
+
+def sample_study_lines(rows):
+    lines = ["", "## Samples to 1e−3 at (16,2,2): the default budget and a lean one", "",
+             "The extended learner before polishing, with its default budget (the diagnosis runs) and with the "
+             f"lean budget `{' '.join(LEAN)}` (`mhalearn learn INSTANCE --variant extended --no-polish "
+             "--no-reference` plus those options), against Adam on the same instance. Samples to 1e−3 as above; "
+             "ratio = learner / Adam.", "",
+             "| scale | seed | Adam | default budget (ratio) | lean budget (ratio) | lean: error of the first round ≤ 1e−3, final error |",
+             "|---:|---:|---:|---:|---:|---|"]
+    for scale, seed, adam, default, lean in rows:
+        a = adam_samples_to_target(adam)
+
+        def cell(report):
+            n = learner_samples_to_target(report)
+            if report is None:
+                return "not run"
+            return f"{fmt(n)} ({n / a:.2f})" if n and a else (fmt(n) if n else "not reached")
+        first = next((max(s["theta_max_rel"], s["w_max_rel"]) for s in (lean or {}).get("stages", [])
+                      if s["stage"] == "6" and "theta_max_rel" in s
+                      and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET), None)
+        lines.append(f"| {scale} | {seed} | {fmt(a) if a else ('not reached' if adam else 'not run')} | {cell(default)} | "
+                     f"{cell(lean)} | {fmt(first)}, {fmt(error(lean, 'errors_before_polish'))} |")
+    return lines
+
+
 def timed_run(args, name, config, extra):
     d, k, m, scale, seed = config
     inst = os.path.join(args.runs, name + ".instance.json")
@@ -109,6 +168,8 @@ def main():
                         help="run Adam only on these configurations (default: every one with d ≤ 32)")
     parser.add_argument("--timed", nargs="*", default=None, metavar="NAME",
                         help="make only these timed runs (default: all); the others are read if --reuse finds them")
+    parser.add_argument("--sample-study", action="store_true",
+                        help="make the (16,2,2) sample study's runs (Adam and the lean budget, seeds 1-3, scales 6 and 3)")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: os.path.relpath(p, os.path.dirname(args.out) or ".")
@@ -132,10 +193,11 @@ def main():
     timed_rows = [(name, config) + timed_run(args, name, config, extra) for name, config, extra in TIMED
                   if args.timed is None or name in args.timed
                   or (args.reuse and os.path.exists(os.path.join(args.runs, name + ".report.json")))]
-    write_page(args, accuracy_rows, timed_rows, rel)
+    study = sample_study(args)
+    write_page(args, accuracy_rows, timed_rows, study, rel)
 
 
-def write_page(args, accuracy_rows, timed_rows, rel):
+def write_page(args, accuracy_rows, timed_rows, study, rel):
     lines = [
         "# The learner's targets across its regime",
         "",
@@ -145,7 +207,8 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         "python3 scripts/diagnose.py --tool build/release/mhalearn --grid --existing   # the runs below read",
         f"python3 scripts/targets.py --tool build/release/mhalearn --adam-cap {args.adam_cap}"
         + (" --adam-only " + " ".join(args.adam_only) if args.adam_only is not None else "")
-        + (" --timed " + " ".join(args.timed) if args.timed is not None else ""),
+        + (" --timed " + " ".join(args.timed) if args.timed is not None else "")
+        + (" --sample-study" if args.sample_study else ""),
         "```",
         "",
         "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
@@ -195,6 +258,8 @@ def write_page(args, accuracy_rows, timed_rows, rel):
         lines.append(f"| {name} | {wall if wall is not None else '–'} | {cpu:.0f} | {rss:.0f} | {pair(before)} | "
                      f"{pair(after)} | {fmt(report.get('samples_total')) if report else '–'} |"
                      if cpu is not None else f"| {name} | – | – | – | {pair(before)} | {pair(after)} | – |")
+    if any(adam or lean for _, _, adam, _, lean in study):
+        lines += sample_study_lines(study)
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):
