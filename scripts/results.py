@@ -17,7 +17,7 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
 
 Time of the full page, measured at f671bbd on the otherwise idle 2-core
 machine (made in three sittings with --sections and --reuse; per-run wall
-times in each run's log): side by side 111 min (24 configurations; (16,2,3)
+times in each run's log): side by side 111 min (20 configurations; (16,2,3)
 is 64 min of it, (32,2,2) 24), phase diagram 62 min (12 cells × 5 seeds × 4
 methods, about 62 s per cell and seed), other regimes 3 min, scaling 21 min,
 throughput and the page 3 min: about 3.4 h on 2 cores. To stay near that,
@@ -50,6 +50,7 @@ RP_STARTS = 1000  # random-polish's start cap: its sample and time budgets (the 
 
 args = None
 timings = {}
+run_walls = {"made": [], "reused": []}  # wall seconds of each learn run, by whether this sitting made it
 variants = [None]  # the learner's --variant values this build has (main() asks it); None: no such option
 budget_variant = None  # the variant whose run sets the baselines' equal-sample and equal-time budgets
 
@@ -137,6 +138,7 @@ def learn(name, inst, extra, timeout=None):
         r = json.load(open(report))
         # A run stopped by a signal (a pass cut short) writes an interrupted report: make it again.
         if not r.get("interrupted"):
+            run_walls["reused"].append(r.get("_wall", r.get("seconds", 0)))
             return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
     log = os.path.join(RUNS, name + ".log")
     if args.reuse and timeout and os.path.exists(log) and f"killed after {timeout} s" in open(log).read():
@@ -147,6 +149,7 @@ def learn(name, inst, extra, timeout=None):
     status = run([TOOL, "learn", inst, "--seed", "1", "--threads", THREADS, "--report", report] + extra,
                  os.path.join(RUNS, name + ".log"), timeout)
     wall = time.time() - t0
+    run_walls["made"].append(wall)
     print(f"  {name}: exit {status}, {wall:.1f} s", file=sys.stderr)
     if not os.path.exists(report):
         return None, status, wall
@@ -803,7 +806,7 @@ def main():
                        phase_runs_md=phase_runs_md, phase_seeds=phase_seeds, variants=variants,
                        budget_variant=budget_variant, variant_labels={v: variant_label(v) for v in variants},
                        rp_starts=RP_STARTS, phase_rp_starts=rp_starts, phase_rp_cut=rp_cut, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
-                       sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total,
+                       sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total, run_walls=run_walls,
                        cpu=cpu, cores=cores, mem=mem, commit=commit, plat=plat, started=started, adam_budget=adam_budget,
                        scales=scales, cohs=cohs, command=args.command, quick=args.quick))
     with open(os.path.join(ROOT, "docs/results.md"), "w") as f:

@@ -122,6 +122,16 @@ def scaling_text(fits, rows):
     return "\n".join(lines)
 
 
+def sitting(c):
+    """How long this run of results.py took, and what --reuse took from earlier sittings."""
+    made, reused = c["run_walls"]["made"], c["run_walls"]["reused"]
+    text = f"this run {c['total'] / 60:.1f} min"
+    if reused:
+        text += (f", making {len(made)} learner runs and reusing {len(reused)} (`--reuse`) made earlier, "
+                 f"whose wall times sum to {sum(reused) / 3600:.1f} h")
+    return text
+
+
 def render(c):
     figs = c["figs"]
     regimes_md = c["regimes_md"]
@@ -144,7 +154,7 @@ runs a few per section in a few minutes and writes the same page from them.{' **
 `docs/figures/results_*.svg` (gnuplot).
 
 - Machine: {c['cpu']}, {c['cores']} cores, {c['mem']}; {c['plat']}
-- Commit: {c['commit']}; started {c['started']}; whole run {c['total'] / 60:.1f} min
+- Commit: {c['commit']}; started {c['started']}; {sitting(c)}
 - Seeds: instance seeds as listed (`mhalearn generate --seed`), sample stream seed 1, Adam's
   initialisation seed 1, random-polish's start seed 1 (`--init-seed`), test-stream seed 1; every run uses 2 threads (results do not depend on
   the thread count; wall times do).
