@@ -246,7 +246,7 @@ def write_page(args, accuracy_rows, timed_rows, study, rel):
         "## Time targets (10 minutes on 2 cores), with polishing",
         "",
         "`mhalearn learn INSTANCE --seed 1 --threads 2 --no-reference` under `/usr/bin/time` (logs in "
-        f"`{rel(args.runs)}/`; the machine was shared, so wall times are upper bounds and CPU seconds are given too).",
+        f"`{rel(args.runs)}/`; some ran on a shared machine, so CPU seconds are given too and targets/NOTES.md says which wall times are upper bounds).",
         "",
         "| run | wall s | CPU s | peak RSS MB | paper's stages: Θ, W error | after polishing: Θ, W error | samples |",
         "|---|---:|---:|---:|---|---|---:|",
