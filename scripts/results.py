@@ -138,8 +138,9 @@ def learn(name, inst, extra, timeout=None):
         r = json.load(open(report))
         # A run stopped by a signal (a pass cut short) writes an interrupted report: make it again.
         if not r.get("interrupted"):
-            run_walls["reused"].append(r.get("_wall", r.get("seconds", 0)))
-            return r, r.get("_exit", 0), r.get("_wall", r.get("seconds", 0))
+            wall = r.get("_wall", r.get("seconds", 0))
+            run_walls["reused"].append(wall)
+            return r, r.get("_exit", 0), wall
     log = os.path.join(RUNS, name + ".log")
     if args.reuse and timeout and os.path.exists(log) and f"killed after {timeout} s" in open(log).read():
         return None, "killed", timeout  # a killed run is a result too; do not spend the timeout again

@@ -38,7 +38,7 @@ TIMED = [("d64_k2_m2_scale6_seed1", (64, 2, 2, 6, 1), []),
 
 
 # The lean budget of the sample study: stage 1, round 0 and each sculpt round with fewer samples
-# than the defaults (2e5, 4e5, 2e6). Chosen on (16,2,2) scale 6 seed 1 (three budgets tried), then
+# than the defaults (2e5, 4e5, 2e6). Chosen on (16,2,2) scale 6 seed 1 (six budgets tried), then
 # run unchanged on the other five (scale, seed) pairs; docs/targets/NOTES.md has the trials.
 LEAN = ["--stage1-samples", "100000", "--crude-sculpt-samples", "200000", "--sculpt-samples", "1400000"]
 STUDY = [((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
@@ -57,16 +57,21 @@ def error(report, key):
     return max(e["theta_max_rel"], e["w_max_rel"]) if e else None
 
 
-def learner_samples_to_target(report):
-    """Samples drawn when a round's layer first reaches TARGET (stage-6 rows carry its errors)."""
+def first_round_at_target(report):
+    """(samples drawn, error) when a round's layer first reaches TARGET, or None (stage-6 rows carry its errors)."""
     if not report:
         return None
     drawn = report.get("validation_samples", 0)
     for s in report["stages"]:
         drawn += s.get("samples", 0)
         if s["stage"] == "6" and "theta_max_rel" in s and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET:
-            return drawn
+            return drawn, max(s["theta_max_rel"], s["w_max_rel"])
     return None
+
+
+def learner_samples_to_target(report):
+    first = first_round_at_target(report)
+    return first[0] if first else None
 
 
 def adam_samples_to_target(report):
@@ -129,11 +134,9 @@ def sample_study_lines(rows):
             if report is None:
                 return "not run"
             return f"{fmt(n)} ({n / a:.2f})" if n and a else (fmt(n) if n else "not reached")
-        first = next((max(s["theta_max_rel"], s["w_max_rel"]) for s in (lean or {}).get("stages", [])
-                      if s["stage"] == "6" and "theta_max_rel" in s
-                      and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET), None)
+        first = first_round_at_target(lean)
         lines.append(f"| {scale} | {seed} | {fmt(a) if a else ('not reached' if adam else 'not run')} | {cell(default)} | "
-                     f"{cell(lean)} | {fmt(first)}, {fmt(error(lean, 'errors_before_polish'))} |")
+                     f"{cell(lean)} | {fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))} |")
     return lines
 
 
