@@ -36,6 +36,10 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
   cmd->add_option("--final-sculpt-samples", o.final_sculpt_samples,
                   "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)")
       ->capture_default_str()->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
+  cmd->add_option("--final-rounds", o.final_rounds,
+                  "extended: final stage-4 rounds, each with twice the samples of the one before and stage 3 "
+                  "(the last final round's heads as proxies) between two")
+      ->capture_default_str()->check(CLI::Range(1, 4));
   cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
   cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str()
       ->check(CLI::Range(0.0, 1e7));
@@ -51,6 +55,9 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   cmd->add_option("--margin-samples", o.margin.max_samples, "sample budget of each stage-3 round")->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 36));
+  cmd->add_option("--margin-events", o.margin.target_events,
+                  "stage 3: large-margin events each round collects before it fits W_Σ (0: 16·d)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   cmd->add_option("--accept-fraction", o.margin.accept_fraction, "stage 3: accept this top fraction of proxy margins")
       ->capture_default_str()->check(CLI::Range(1e-9, 1.0));
   cmd->add_option("--radius", o.sculpt.sculpt.radius, "R: the body and the net live in ‖Θ‖_F ≤ R")->capture_default_str()
@@ -359,6 +366,9 @@ Runner add_learn(CLI::App& app) {
     o.test_seed = a->in.seed;
     if (cmd->count("--assume-label-noise") == 0) o.label_noise = a->in.label_noise;
     if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
+    if (o.final_rounds > 1 && (o.variant != LearnVariant::extended || o.final_sculpt_samples < 0))
+      return fail("learn", kExitBadInput, "--final-rounds: final rounds belong to the extended variant with a final round "
+                                          "(not --variant paper, not --final-sculpt-samples -1)");
     o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
     if (process_count() > 1 && (!a->checkpoint.empty() || !a->resume.empty()))
       return fail("learn", kExitBadInput,
@@ -374,6 +384,9 @@ Runner add_learn(CLI::App& app) {
                     {"final_fit_samples", o.final_fit_samples}};
     const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
     if (!oracles.empty()) options["oracle"] = oracles;
+    // Only when given, so that reports made before the option read the same.
+    if (o.margin.target_events != 0) options["margin_events"] = o.margin.target_events;
+    if (o.final_rounds != 1) options["final_rounds"] = o.final_rounds;
     if (process_count() > 1) options["processes"] = process_count();
     const json provenance = make_provenance("learn", options);
     SafePoints points;

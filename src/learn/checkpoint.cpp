@@ -458,6 +458,7 @@ LearnState state_from_json(const json& j, StateReader& in) {
   s.final_w_error = real(field(j, "final_w_error", where), "state.final_w_error");
   s.final_w_standard_error = real(field(j, "final_w_standard_error", where), "state.final_w_standard_error");
   if (const json* w = optional_field(j, "final_w_sum")) s.final_w_sum = in.matrix<MatD>(*w, s.d, s.d, "state.final_w_sum");
+  if (const json* n = optional_field(j, "final_rounds_done")) s.final_rounds_done = static_cast<int>(integer(*n, 0, 64, "state.final_rounds_done"));
   if (const json* r = optional_field(j, "best")) s.best = in.round(*r, s.d, s.m, "state.best");
   if (const json* r = optional_field(j, "current")) s.current = in.round(*r, s.d, s.m, "state.current");
   if (const json* l = optional_field(j, "layer")) s.layer = in.layer(*l, s.m, s.d, "state.layer");
@@ -549,6 +550,7 @@ CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, con
                 {"final_round", s.final_round}, {"final_w_error", hex(s.final_w_error)},
                 {"final_w_standard_error", hex(s.final_w_standard_error)},
                 {"final_w_sum", s.final_w_sum.size() > 0 ? json(out.matrix(s.final_w_sum)) : json(nullptr)},
+                {"final_rounds_done", s.final_rounds_done},
                 {"best", s.best ? out.round(*s.best) : json(nullptr)},
                 {"current", s.current ? out.round(*s.current) : json(nullptr)},
                 {"layer", s.layer.m() > 0 ? json(out.layer(s.layer)) : json(nullptr)},

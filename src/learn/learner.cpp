@@ -180,10 +180,11 @@ bool lemma_widths_too_few(const Pipeline& p, const ResculptResult& rs) {
 
 // Stage 2 (round 0) or 4: sculpt with the current W_Σ and an adaptive τ. The
 // body is empty when no row was certified.
-SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, bool final_round = false) {
+// `final_index`: which final round this is (0, 1, …; −1: not a final round); the j-th has 2^j times the budget.
+SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, int final_index = -1) {
   const bool crude = crude_widths(p, round);
   ResculptOptions ro = sculpt_round_options(p.o, crude ? 0 : std::max(round, 1), p.d, p.k, w_error);
-  if (final_round) ro.sculpt.max_samples = final_sculpt_budget(p.o);
+  if (final_index >= 0) ro.sculpt.max_samples = final_sculpt_budget(p.o) << final_index;
   if (ro.fixed_tau) ro.sculpt.certify.tau = paper_tau(p.o, w_sum, w_error);
   ro.sculpt.first_sample = p.offset;
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
@@ -648,7 +649,7 @@ void step_sculpt(Run& run) {
   }
   const MatD& w_sum = s.final_round ? s.final_w_sum : s.w_sum;
   const double w_error = s.final_round ? s.final_w_error : s.w_error_assumed;
-  s.current->sculpt = run_sculpt(p, s.round, w_sum, w_error, s.final_round);
+  s.current->sculpt = run_sculpt(p, s.round, w_sum, w_error, s.final_round ? s.final_rounds_done : -1);
   if (s.current->sculpt->body.size() == 0) return run.end_rounds();  // run_sculpt said why
   if (p.o.variant == LearnVariant::paper && s.round + 1 < max_rounds(p.o)) {
     // The paper runs stages 5 and 6 once, on the stage-4 body: stage 2's goes to stage 3.
@@ -680,7 +681,14 @@ void step_net(Run& run) {
     p.rep.best_round = round;
     s.best = *s.current;
   }
-  if (s.final_round) return run.end_rounds();
+  if (s.final_round) {
+    // Another final round: stage 3 first, with this round's heads as proxies when its layer fits.
+    if (++s.final_rounds_done < p.o.final_rounds) {
+      s.next = LearnStep::margin;
+      return;
+    }
+    return run.end_rounds();
+  }
   if (p.o.variant == LearnVariant::extended && !layer_improved && !s.last_w_improved) {
     p.rep.message = format("stopped after round %d: neither the layer nor W_sum improved", round);
     return run.end_rounds(true);

@@ -107,6 +107,11 @@ struct LearnOptions {
   // (the body's error falls ∝ 1/S at m = 2 and ∝ 1/√S at m = 3, so there 8× the
   // samples buy ~2.8×: docs/variants.md); negative: no final round.
   int64_t final_sculpt_samples = 0;
+  // extended: how many final stage-4 rounds. Between two, stage 3 refines W_Σ with the
+  // last final round's heads as proxies (its layer fits), and each final round has twice
+  // the samples of the one before: at (16,2,3), scale 6, the exact W_Σ with 2× the
+  // samples reached 7.8e−4 where 1× reached 1.1e−3 (docs/targets.md).
+  int final_rounds = 1;
   // extended: stage 3's accept fraction when the net's heads are its proxies (rounds ≥ 1
   // with a fitting layer): a higher margin M, a smaller bias 2(k−1)e^{−M} (docs/variants.md).
   double heads_accept_fraction = 1e-4;
@@ -208,6 +213,7 @@ struct LearnState {
   MatD final_w_sum;
   double final_w_error = 0;
   double final_w_standard_error = INFINITY;
+  int final_rounds_done = 0;           // final rounds whose stage 6 has run
   std::optional<LearnRound> best;      // the round selected so far (report.best_round)
   std::optional<LearnRound> current;   // the round in progress (next: span, net or margin)
   Layer layer;                         // the result so far (next: polish, finish)

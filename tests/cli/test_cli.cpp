@@ -197,6 +197,63 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
 
+TEST_CASE("learn --margin-events sets how many events each stage-3 round collects", "[cli][learn]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 10 --k 2 --m 1 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const std::string base = "learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
+                           "--final-sculpt-samples -1 --rounds 2 --no-polish --no-reference --test-samples 1000 --report ";
+  const auto stage3_events = [&](const std::string& extra, const std::string& name) {
+    const Run r = s.run(base + s.path(name) + extra);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.status == 0);
+    const auto report = nlohmann::json::parse(slurp(s.path(name)));
+    for (const auto& st : report["stages"])
+      if (st["stage"] == "3") return std::make_pair(report, st["events"].get<int64_t>());
+    FAIL("no stage-3 entry in the report");
+    return std::make_pair(report, int64_t{0});
+  };
+  const auto [plain, events_default] = stage3_events("", "default.json");
+  const auto [more, events_more] = stage3_events(" --margin-events 4000", "more.json");
+  CHECK(events_default >= 16 * 10);  // the default target, 16·d
+  CHECK(events_default < 4000);
+  CHECK(events_more >= 4000);
+  CHECK_FALSE(plain["provenance"]["options"].contains("margin_events"));  // reports made before the option read the same
+  CHECK(more["provenance"]["options"]["margin_events"] == 4000);
+}
+
+TEST_CASE("learn --final-rounds: stage 3 on the final round's heads, then a final round with twice the samples",
+          "[cli][learn]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 10 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const Run r = s.run("learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
+                      "--final-sculpt-samples 300000 --final-rounds 2 --rounds 2 --no-polish --no-reference "
+                      "--test-samples 1000 --report " + s.path("r.json"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.status == 0);
+  const auto report = nlohmann::json::parse(slurp(s.path("r.json")));
+  CHECK(report["provenance"]["options"]["final_rounds"] == 2);
+  // Rounds 0 and 1, then the final rounds 2 and 3 with stage 3 between them.
+  std::vector<std::string> order;
+  int64_t final_samples[2] = {0, 0};
+  for (const auto& st : report["stages"]) {
+    const int round = st.value("round", -1);
+    if (round < 2) continue;
+    order.push_back(st["stage"].get<std::string>() + "@" + std::to_string(round));
+    if (st["stage"] == "4") final_samples[round - 2] = st["samples"].get<int64_t>();
+    if (st["stage"] == "3" && round == 2) CHECK(st["proxy"] == "the net's heads");
+  }
+  REQUIRE(order.size() >= 7);
+  CHECK(std::vector<std::string>(order.begin(), order.begin() + 7) ==
+        std::vector<std::string>{"4@2", "5@2", "6@2", "3@2", "4@3", "5@3", "6@3"});
+  CHECK(final_samples[0] == 300000);
+  CHECK(final_samples[1] == 600000);
+
+  expect_bad_input(s.run("learn " + s.path("inst.json") + " --final-rounds 2 --variant paper"),
+                   "--final-rounds: final rounds belong to the extended variant");
+  expect_bad_input(s.run("learn " + s.path("inst.json") + " --final-rounds 2 --final-sculpt-samples -1"),
+                   "--final-rounds: final rounds belong to the extended variant");
+}
+
 TEST_CASE("learn --oracle replaces the named stages by the truth and says so in the report", "[cli][learn][oracle]") {
   Sandbox s;
   REQUIRE(s.run("generate --d 10 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
