@@ -168,7 +168,8 @@ def final_rounds_study_lines(rows):
              f"The extended learner before polishing with its defaults (the diagnosis runs) and with `{' '.join(FINAL_ROUNDS)}` "
              "(`mhalearn learn INSTANCE --variant extended --no-polish --no-reference` plus that option: stage 3 on the "
              "first final round's heads, then a second final round with twice its samples, 5.12·10⁸). Error: max(Θ, W) "
-             "relative error of the paper's stages; seconds on the otherwise idle 2-core machine.", "",
+             "relative error of the paper's stages. Seconds: the two-final-round runs on the otherwise idle 2-core machine; "
+             "the default runs as in diagnosis.md (seed 1's on a shared machine).", "",
              "| scale | seed | default: error, samples, s | two final rounds: error, samples, s | two final rounds: samples to 1e−3 |",
              "|---:|---:|---|---|---:|"]
     counts = {}
