@@ -114,13 +114,18 @@ def extended_run(args, name, inst, what, options):
     return load(report)
 
 
+def study_configurations(args, study):
+    """(scale, seed, name, instance path, the default extended report) of a study's configurations."""
+    for (d, k, m), scale, seed in study:
+        name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
+        default = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
+        yield scale, seed, name, os.path.join(args.diagnosis, name + ".json"), default
+
+
 def sample_study(args):
     """[(scale, seed, Adam, default-budget report, lean report)] for the (16,2,2) sample study."""
     rows = []
-    for (d, k, m), scale, seed in STUDY:
-        name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
-        inst = os.path.join(args.diagnosis, name + ".json")
-        default = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
+    for scale, seed, name, inst, default in study_configurations(args, STUDY):
         have = lambda what: args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
         adam = adam_run(args, name, inst) if args.sample_study or have("adam") else None
         lean = extended_run(args, name, inst, "lean", LEAN) if args.sample_study or have("lean") else None
@@ -153,10 +158,7 @@ def sample_study_lines(rows):
 def final_rounds_study(args):
     """[(scale, seed, default report, report with FINAL_ROUNDS)] at (16,2,3)."""
     rows = []
-    for (d, k, m), scale, seed in FINAL_ROUNDS_STUDY:
-        name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
-        inst = os.path.join(args.diagnosis, name + ".json")
-        default = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
+    for scale, seed, name, inst, default in study_configurations(args, FINAL_ROUNDS_STUDY):
         have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_final2.report.json"))
         more = extended_run(args, name, inst, "final2", FINAL_ROUNDS) if args.final_rounds_study or have else None
         rows.append((scale, seed, default, more))
