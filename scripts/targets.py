@@ -223,7 +223,7 @@ def main():
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--adam-cap", type=int, default=20000000)
     parser.add_argument("--adam-only", nargs="*", default=None, metavar="D,K,M,SCALE",
-                        help="run Adam only on these configurations (default: every one with d ≤ 32)")
+                        help="run Adam only on these configurations (default: every one)")
     parser.add_argument("--timed", nargs="*", default=None, metavar="NAME",
                         help="make only these timed runs (default: all); the others are read if --reuse finds them")
     parser.add_argument("--sample-study", action="store_true",
@@ -245,7 +245,7 @@ def main():
                 seeds.append((name, ext, pap))
             name1 = seeds[0][0]
             inst = os.path.join(args.diagnosis, name1 + ".json")
-            wanted = d <= 32 if args.adam_only is None else f"{d},{k},{m},{scale}" in args.adam_only
+            wanted = args.adam_only is None or f"{d},{k},{m},{scale}" in args.adam_only
             done = args.reuse and os.path.exists(os.path.join(args.runs, f"{name1}_adam.report.json"))
             adam = adam_run(args, name1, inst) if os.path.exists(inst) and (wanted or done) else None
             accuracy_rows.append(((d, k, m), scale, seeds, adam))
