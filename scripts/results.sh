@@ -6,7 +6,7 @@
 # commit and seeds on the page. Runs, reports and logs: docs/results/.
 #
 # Usage: scripts/results.sh            every configuration (about 3.4 h on 2 cores, measured: results.py)
-#        scripts/results.sh --quick    a few configurations per section (a few minutes)
+#        scripts/results.sh --quick    a few configurations per section (15 min on 2 cores, measured)
 #        scripts/results.sh --check [all | RUN ...]
 #                                      re-run committed runs and compare their report
 #                                      bytes, timings excluded (scripts/check_runs.py)
