@@ -1,6 +1,7 @@
 // Checkpoints of the learner (learn/checkpoint.hpp): every safe point's state
-// round-trips bit for bit, a run resumed from any safe point ends where the
-// uninterrupted run ends, and the reader refuses what it must.
+// round-trips bit for bit, a run resumed from any safe point (also between two
+// final rounds) ends where the uninterrupted run ends, and the reader refuses
+// what it must.
 #include "data/atomic_file.hpp"
 #include "data/npy.hpp"
 #include "learn/checkpoint.hpp"
@@ -158,6 +159,7 @@ static void checkpoint_round_trip() {
     CHECK(std::bit_cast<uint64_t>(t.w_error_assumed) == std::bit_cast<uint64_t>(s.w_error_assumed));
     CHECK(std::bit_cast<uint64_t>(t.last_w_standard_error) == std::bit_cast<uint64_t>(s.last_w_standard_error));
     CHECK(t.last_w_improved == s.last_w_improved);
+    CHECK((t.final_round == s.final_round && t.final_rounds_done == s.final_rounds_done));
     CHECK(to_json(t.report).dump() == to_json(s.report).dump());
     CHECK(same_layer(t.layer, s.layer));
     REQUIRE(t.best.has_value() == s.best.has_value());
@@ -224,6 +226,34 @@ TEST_CASE("a run resumed from any safe point ends with the uninterrupted run's l
       CHECK(comparable(to_json(r.report)) == expected);
       CHECK(r.report.resumed_at == std::vector<std::string>{safe_point_name(*state)});
     }
+  }
+  SECTION("from every safe point of a run with two final rounds (final_rounds_done must come back)") {
+    LearnOptions o = c.options;
+    o.final_rounds = 2;
+    std::vector<LearnState> states;
+    o.at_safe_point = [&states](const LearnState& s) {
+      states.push_back(s);
+      return true;
+    };
+    const LearnResult whole = learn_layer(oracle, o, &c.instance);
+    REQUIRE(whole.report.ok);
+    o.at_safe_point = nullptr;
+    const json whole_report = comparable(to_json(whole.report));
+    int in_final_rounds = 0;
+    for (const LearnState& state : states) {
+      if (!state.final_round) continue;
+      ++in_final_rounds;
+      CAPTURE(safe_point_name(state), state.final_rounds_done);
+      const CheckpointRead read = parse(serialise_checkpoint(state, kMatch, kProvenance));
+      REQUIRE(read.error == "");
+      CHECK(read.checkpoint.state.final_rounds_done == state.final_rounds_done);
+      const LearnResult r = learn_layer(oracle, o, &c.instance, &read.checkpoint.state);
+      REQUIRE(r.report.ok);
+      CHECK(same_layer(r.layer, whole.layer));
+      CHECK(comparable(to_json(r.report)) == whole_report);
+    }
+    // Both final rounds' sculpt, span, net; the stage 3 between them; reference, polish, finish.
+    CHECK(in_final_rounds == 10);
   }
   SECTION("interrupted twice and resumed twice") {
     // Stop at the 2nd safe point, then at the 7th (the 5th of the second part), then finish.
