@@ -16,7 +16,7 @@
 //
 // Run:   scripts/bench-forward.sh            (build, run, write docs/benchmarks.md)
 // or:    build/release/mhalearn_bench --benchmark_filter=FastForward
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
 #include "model/instance_gen.hpp"

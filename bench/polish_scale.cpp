@@ -1,4 +1,4 @@
-// Polishing alone (stages/polish.hpp) at (d, k, m) = (d, 2, 2), logit scale 6,
+// Polishing alone (stages/polish/polish.hpp) at (d, k, m) = (d, 2, 2), logit scale 6,
 // from the truth with Θ moved by a relative 10⁻³ and W scaled by 1 + 10⁻³ —
 // a start near the truth, independent of the paper's stages
 // (docs/benchmarks.md, "Polishing"). One iteration per size (seconds, not
@@ -10,7 +10,7 @@
 // Arguments: d, solver (0 automatic, 1 dense, 2 matrix-free), threads.
 #include "data/oracle.hpp"
 #include "model/instance_gen.hpp"
-#include "stages/polish.hpp"
+#include "stages/polish/polish.hpp"
 
 #include <benchmark/benchmark.h>
 

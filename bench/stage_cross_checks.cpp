@@ -10,15 +10,15 @@
 // Stages 1, 3 and 5 time their reference paths inside `mhalearn stage1
 // --reference` and `mhalearn learn` (docs/results.md reads them from there).
 #include "baseline/squared_loss_gradient.hpp"
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_reference.hpp"
 #include "model/instance_gen.hpp"
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
-#include "stages/certify.hpp"
-#include "stages/certify_reference.hpp"
-#include "stages/w_least_squares.hpp"
+#include "stages/stage2/certify.hpp"
+#include "stages/stage2/certify_reference.hpp"
+#include "stages/stage6/w_least_squares.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -13,15 +13,22 @@ set(MHALEARN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/mhalearn)
 # (scripts/test-package.sh compiles the umbrella against the installed tree,
 # so a missing header fails there).
 set(MHALEARN_PUBLIC_HEADERS
-  data/inputs.hpp data/instance_io.hpp data/npy.hpp data/oracle.hpp data/provenance.hpp
-  geometry/convex_body.hpp
-  learn/evaluate.hpp learn/learner.hpp learn/noise.hpp
-  model/conditions.hpp model/forward_fast.hpp model/forward_reference.hpp model/import_attention.hpp
-  model/instance_gen.hpp model/layer.hpp
-  numeric/rng.hpp numeric/scalar.hpp numeric/tolerance.hpp
-  stages/certify.hpp stages/polish.hpp stages/stage1_wsum.hpp stages/stage2_sculpt.hpp
-  stages/stage3_margin.hpp stages/stage4_resculpt.hpp stages/stage5_span.hpp stages/stage6_net.hpp
-  verify/comparison.hpp verify/verify.hpp)
+  data/instance_io.hpp data/npy.hpp data/oracle.hpp data/provenance.hpp
+  geometry/convex_body.hpp geometry/min_norm_active_set.hpp
+  learn/evaluate.hpp learn/learner.hpp learn/noise.hpp learn/report.hpp learn/report_rows.hpp
+  model/conditions.hpp model/forward_check.hpp model/forward_fast.hpp model/forward_reference.hpp
+  model/import_attention.hpp model/inputs.hpp model/instance_gen.hpp model/layer.hpp
+  numeric/comparison.hpp numeric/rng.hpp numeric/scalar.hpp numeric/tolerance.hpp
+  stages/fast_paths.hpp stages/stage_record.hpp
+  stages/stage1/check.hpp stages/stage1/reference.hpp stages/stage1/wsum.hpp
+  stages/stage2/body_check.hpp stages/stage2/certify.hpp stages/stage2/certify_reference.hpp stages/stage2/check.hpp
+  stages/stage2/sculpt.hpp
+  stages/stage3/check.hpp stages/stage3/margin.hpp
+  stages/stage4/resculpt.hpp
+  stages/stage5/check.hpp stages/stage5/span.hpp
+  stages/stage6/check.hpp stages/stage6/net.hpp stages/stage6/w_least_squares.hpp
+  stages/polish/check.hpp stages/polish/polish.hpp
+  verify/verify.hpp)
 foreach(header IN LISTS MHALEARN_PUBLIC_HEADERS)
   get_filename_component(dir ${header} DIRECTORY)
   install(FILES ${CMAKE_SOURCE_DIR}/src/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mhalearn/${dir})

@@ -4,7 +4,7 @@
 #include "checks.hpp"
 
 #include "data/import_npy.hpp"
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
 #include "learn/checkpoint.hpp"

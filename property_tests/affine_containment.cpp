@@ -17,8 +17,8 @@
 #include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "property.hpp"
-#include "stages/certify.hpp"
-#include "stages/certify_reference.hpp"
+#include "stages/stage2/certify.hpp"
+#include "stages/stage2/certify_reference.hpp"
 
 #include <algorithm>
 #include <array>

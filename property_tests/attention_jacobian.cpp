@@ -1,4 +1,4 @@
-// The derivative of F with respect to Θ (stages/attention_jacobian.hpp;
+// The derivative of F with respect to Θ (stages/polish/attention_jacobian.hpp;
 // proofs/attention_jacobian.md): the analytic formula equals the derivative,
 // checked against central differences of the MPFR reference forward pass, with
 // the tolerance derived in the proof file (truncation h²/6 · 22 S³ max|V| plus
@@ -10,7 +10,7 @@
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
 #include "property.hpp"
-#include "stages/attention_jacobian.hpp"
+#include "stages/polish/attention_jacobian.hpp"
 
 #include <cmath>
 

@@ -9,13 +9,15 @@
 // τ is drawn around each row's own relative residual (×0.5…2; at least 10⁻⁸×,
 // so that τ is never within rounding of a residual at rounding level) so that
 // both sides of the residual threshold are exercised; coverage of the certified and rejected
-// verdicts is required after the run. Tests of the tester: a solve in float and a
+// verdicts is required after the run. Half the cases use stage 4's options (an
+// assumed ‖W_Σ − Ŵ‖ > 0 and the pairwise v_min rule, as the extended learner's
+// rounds ≥ 1), the other half stage 2's. Tests of the tester: a solve in float and a
 // residual test with 2τ for τ are both rejected.
 #include "generators.hpp"
 #include "model/forward_fast.hpp"
 #include "property.hpp"
-#include "stages/certify.hpp"
-#include "stages/certify_reference.hpp"
+#include "stages/stage2/certify.hpp"
+#include "stages/stage2/certify_reference.hpp"
 
 #include <array>
 #include <cmath>
@@ -57,8 +59,12 @@ auto certification_agrees(const FastCertify& fast, Tally* tally) {
     // τ/residual in [0.5, 0.95] ∪ [1.05, 2]: never 1, where the verdict is undecidable by construction.
     const int percent = *rc::gen::inRange(50, 191).as("τ / the row's relative residual, in %, before the gap");
     const double tau_factor = (percent < 96 ? percent : percent + 9) / 100.0;
+    const bool stage4 = *rc::gen::arbitrary<bool>().as("stage 4's options");
+    const double w_error = stage4 ? *rc::gen::element(1e-6, 1e-3).as("assumed ‖W_Σ − Ŵ‖") : 0.0;
     for (int a = 0; a < k; ++a) {
       CertifyOptions o;
+      o.w_error = w_error;
+      if (stage4) o.v_min_rule = CertifyOptions::VMinRule::pairwise;
       const RowCertificate probe = certify_row_fast(x, y, b, a, o);
       // A residual at rounding level (coinciding heads, m = 1) would put τ inside
       // the rounding band, where no verdict is decidable: τ stays ≥ 10⁻⁸·factor.

@@ -28,8 +28,8 @@
 #include "model/forward_error.hpp"
 #include "model/forward_reference.hpp"
 #include "property.hpp"
-#include "stages/certify.hpp"
-#include "stages/certify_reference.hpp"
+#include "stages/stage2/certify.hpp"
+#include "stages/stage2/certify_reference.hpp"
 
 #include <Eigen/SVD>
 

@@ -11,7 +11,7 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
 #include "property.hpp"
-#include "stages/stage2_sculpt.hpp"
+#include "stages/stage2/sculpt.hpp"
 
 #include <cmath>
 #include <functional>

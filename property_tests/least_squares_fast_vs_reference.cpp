@@ -11,7 +11,7 @@
 #include "model/forward_fast.hpp"
 #include "model/reference.hpp"
 #include "property.hpp"
-#include "stages/w_least_squares.hpp"
+#include "stages/stage6/w_least_squares.hpp"
 
 #include <functional>
 

@@ -24,7 +24,7 @@
 #include "numeric/softmax.hpp"
 #include "numeric/tolerance.hpp"
 #include "property.hpp"
-#include "stages/stage3_margin.hpp"
+#include "stages/stage3/margin.hpp"
 
 #include <Eigen/QR>
 #include <Eigen/SVD>

@@ -4,7 +4,7 @@
 // (T and G powers of two) every quantity is exact, so the claim is checked as
 // stated, without a tolerance.
 #include "property.hpp"
-#include "stages/stage6_net.hpp"
+#include "stages/stage6/net.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-// Polishing's matrix-free products (stages/polish_operator.hpp) against the
+// Polishing's matrix-free products (stages/polish/operator.hpp) against the
 // dense Jacobian: J·v and Jᵀ·R from AttentionLinearization (double) equal
 // Σ_n J_n v and Σ_n J_nᵀ r_n with J_n = attention_jacobian<Mpfr> at 256 bits,
 // within the first-order rounding bound γ_n (1 + 4Λ) · majorant
@@ -12,8 +12,8 @@
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
 #include "property.hpp"
-#include "stages/attention_jacobian.hpp"
-#include "stages/polish_operator.hpp"
+#include "stages/polish/attention_jacobian.hpp"
+#include "stages/polish/operator.hpp"
 
 #include <functional>
 #include <random>

@@ -19,7 +19,7 @@
 // Tests of the tester: the q_i of two heads swapped after solving for w, and a
 // layer with W_i transposed (w_i e_{q_out} e_pᵀ) are rejected.
 #include "data/enumerate.hpp"
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/reference.hpp"
 #include "numeric/precision.hpp"
 #include "property.hpp"

@@ -6,7 +6,7 @@
 // where B_u is forward_error_bound (proofs/forward_error_bound.md) and E the
 // parameter-rounding bound Σ_i (e^{2m·dθ_i} − 1)|ŵ_i| + |ŵ_i − w_i|.
 // The comparison is exact: the computed values are converted to rationals.
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "model/reference.hpp"

@@ -4,7 +4,7 @@
 // exact layer is the same function (checked exactly on random inputs), the
 // exported instance's heads are permuted bit for bit, and its fast forward
 // pass changes only by summation order (within twice forward_error_bound).
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "property.hpp"

@@ -4,7 +4,7 @@
 // a statistic biased by 10⁻¹² of its largest entry, and a mean over N + 1.
 #include "generators.hpp"
 #include "property.hpp"
-#include "stages/stage1_reference.hpp"
+#include "stages/stage1/reference.hpp"
 
 using namespace mha;
 
@@ -18,7 +18,8 @@ auto same_sample_within_bound(const Stage1Fast& fast) {
     inst.inputs = *rc::gen::element(InputKind::boolean, InputKind::gaussian).as("inputs");
     RC_PRE(oracle_problem(inst).empty());  // the fast path answers every input (huge-logit flavours may not)
     const int64_t n = *rc::gen::inRange<int64_t>(1, 401).as("samples");
-    const Stage1SameSampleCheck s = stage1_same_sample_check(inst, c.seed, n, 128, fast);
+    const SampleOracle oracle(inst, c.seed);
+    const Stage1SameSampleCheck s = stage1_same_sample_check(oracle, &inst.layer, 0, n, 128, fast);
     RC_LOG() << "max |fast − ref| " << s.max_abs_diff << ", max ratio to the bound " << s.max_ratio << "\n";
     RC_ASSERT(s.max_ratio <= 1.0);
   };

@@ -18,7 +18,7 @@
 #include "data/population.hpp"
 #include "generators.hpp"
 #include "property.hpp"
-#include "stages/stage1_wsum.hpp"
+#include "stages/stage1/wsum.hpp"
 
 #include <algorithm>
 #include <cmath>

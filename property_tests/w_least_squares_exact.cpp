@@ -7,7 +7,7 @@
 // attention weight q_i^{e_j} / Σ_l q_i^{e_l} is rational.
 #include "numeric/multiprecision.hpp"
 #include "property.hpp"
-#include "stages/w_least_squares.hpp"
+#include "stages/stage6/w_least_squares.hpp"
 
 using namespace mha;
 

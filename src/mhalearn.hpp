@@ -21,7 +21,7 @@
 #include "model/instance_gen.hpp"
 
 // Samples and forward passes: fast (double) and reference (MPFR).
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "data/oracle.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
@@ -29,11 +29,11 @@
 // The stages of MATH.md §3, each runnable alone, and the learner that wires them.
 #include "learn/evaluate.hpp"
 #include "learn/learner.hpp"
-#include "stages/polish.hpp"
-#include "stages/stage1_wsum.hpp"
-#include "stages/stage2_sculpt.hpp"
-#include "stages/stage3_margin.hpp"
-#include "stages/stage4_resculpt.hpp"
-#include "stages/stage5_span.hpp"
-#include "stages/stage6_net.hpp"
+#include "stages/polish/polish.hpp"
+#include "stages/stage1/wsum.hpp"
+#include "stages/stage2/sculpt.hpp"
+#include "stages/stage3/margin.hpp"
+#include "stages/stage4/resculpt.hpp"
+#include "stages/stage5/span.hpp"
+#include "stages/stage6/net.hpp"
 #include "verify/verify.hpp"

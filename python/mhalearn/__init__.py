@@ -7,16 +7,70 @@
     learned, report = mhalearn.learn(inst, rounds=3)
 
 Bad arguments raise ValueError with the CLI's one-line message; a learner run
-that cannot finish raises LearnFailed (a RuntimeError) carrying its report.
-Long computations release the GIL; progress goes to stderr as in the CLI.
+that cannot finish raises LearnFailed (a RuntimeError) carrying its report; a
+fast path that disagrees with its reference path beyond the derived bound,
+after escalation — the CLI's exit status 4 — raises ReferenceDisagreement
+carrying the rows (from learn and verify alike). A learner diagnostic marked
+as a warning (a statistical outcome, never a disagreement) is issued as a
+LearnerDiagnostic warning. Long computations release the GIL; progress goes to
+stderr as in the CLI.
 """
 
+import warnings
+
 from ._core import (Instance, __version__, arithmetic, check, forward, generate, git_commit,
-                    import_attention, read_instance, sample, verify, write_instance)
+                    import_attention, read_instance, sample, write_instance)
 from . import _core
 
-__all__ = ["Instance", "LearnFailed", "check", "forward", "from_torch", "generate", "import_attention",
-           "learn", "read_instance", "sample", "verify", "write_instance", "__version__"]
+__all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "check", "forward", "from_torch",
+           "generate", "import_attention", "learn", "read_instance", "sample", "verify", "write_instance",
+           "__version__"]
+
+
+class ReferenceDisagreement(RuntimeError):
+    """A fast path disagrees with its reference path beyond the derived bound, after
+    escalation (the CLI's exit status 4). `.rows` are the disagreeing rows (as
+    `mhalearn verify --json` prints them); from learn, `.report` and `.layer` are
+    the run's report and learned layer, from verify `.all_rows` are every row."""
+
+    def __init__(self, message, rows, report=None, layer=None, all_rows=None):
+        super().__init__(message)
+        self.rows = rows
+        self.report = report
+        self.layer = layer
+        self.all_rows = all_rows
+
+
+class LearnerDiagnostic(UserWarning):
+    """A statistical outcome of a learner run worth attention (the body not thin
+    across the hull, the proxy far from the minimum-norm point of K, ...): the
+    CLI's stderr warnings. Never a disagreement of two computations."""
+
+
+def _disagreeing(rows):
+    return [r for r in rows if r["verdict"] == "DISAGREE"]
+
+
+def _first_disagreement(rows):
+    """The CLI's one line: how many rows disagree, and what in the first one."""
+    r = rows[0]
+    where = f" (round {r['round']})" if "round" in r else ""
+    return (f"a fast path disagrees with its reference beyond the derived bound (after escalation), {len(rows)} row(s); "
+            f"first: stage {r['stage']}{where}: {r['disagreement']}")
+
+
+def verify(instance, stages=("all",), *, seed=1, threads=None):
+    """Each stage's fast path against its reference path on the same inputs, as
+    `mhalearn verify --json`: a list of rows. Raises ReferenceDisagreement (with
+    every row attached) when one disagrees after escalation."""
+    kwargs = {"seed": seed}
+    if threads is not None:
+        kwargs["threads"] = threads
+    rows = _core.verify(instance, list(stages), **kwargs)
+    bad = _disagreeing(rows)
+    if bad:
+        raise ReferenceDisagreement(_first_disagreement(bad), bad, all_rows=rows)
+    return rows
 
 
 class LearnFailed(RuntimeError):
@@ -55,6 +109,13 @@ def learn(source, y=None, m=None, *, seed=1, **options):
         layer, report = _core.learn_data(source, y, m, options)
     if layer is None:
         raise LearnFailed(report["message"], report)
+    for d in report.get("diagnostics", []):
+        if d["warning"]:
+            where = f", round {d['round']}" if "round" in d else ""
+            warnings.warn(f"stage {d['stage']}{where}: {d['name']}: {d['detail']}", LearnerDiagnostic, stacklevel=2)
+    bad = _disagreeing(report.get("reference", []))
+    if bad:
+        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
     return layer, report
 
 

@@ -1,9 +1,9 @@
 #include "baseline/adam.hpp"
 
 #include "baseline/squared_loss_gradient.hpp"
-#include "learn/format.hpp"
+#include "util/format.hpp"
 #include "numeric/rng.hpp"
-#include "stages/stage6_net.hpp"
+#include "stages/stage6/net.hpp"
 
 #include <algorithm>
 #include <chrono>

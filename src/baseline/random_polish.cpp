@@ -1,8 +1,8 @@
 #include "baseline/random_polish.hpp"
 
-#include "learn/format.hpp"
+#include "util/format.hpp"
 #include "numeric/rng.hpp"
-#include "stages/stage6_net.hpp"
+#include "stages/stage6/net.hpp"
 #include "util/progress.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// A second baseline: the learner's polishing step alone (stages/polish.hpp,
+// A second baseline: the learner's polishing step alone (stages/polish/polish.hpp,
 // Levenberg–Marquardt with variable projection) started from random layers
 // instead of the stage-6 winner, several starts, the best by validation error
 // kept. It measures what stages 1–6 add: where local search from random starts
@@ -27,7 +27,7 @@
 
 #include "data/oracle.hpp"
 #include "learn/evaluate.hpp"
-#include "stages/polish.hpp"
+#include "stages/polish/polish.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,14 +4,13 @@
 // per-stage report.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/fault_switch.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
 #include "data/oracle.hpp"
 #include "model/conditions.hpp"
-#include "model/forward_error.hpp"
-#include "model/forward_reference.hpp"
+#include "model/forward_check.hpp"
 #include "model/instance_gen.hpp"
-#include "numeric/precision.hpp"
 #include "learn/learner.hpp"
 
 #include <cstdio>
@@ -32,7 +31,6 @@ Runner add_demo(CLI::App& app) {
     LearnOptions learn;
     bool no_polish = false, no_reference = false;
     uint64_t sample_seed = 1;
-    unsigned precision = kDefaultPrecisionBits;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--d", a->gen.d, "token dimension")->capture_default_str()->check(CLI::Range(1, 1024));
@@ -43,13 +41,13 @@ Runner add_demo(CLI::App& app) {
   cmd->add_option("--sample-seed", a->sample_seed, "sample seed")->capture_default_str();
   cmd->add_option("--write-samples", a->written, "samples written to X.npy / Y.npy")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
   cmd->add_option("--cross-check", a->checked, "samples checked fast vs reference")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--precision", a->precision, "MPFR bits of the reference path")->capture_default_str()->check(CLI::Range(kMinPrecisionBits, kMaxPrecisionBits));
   cmd->add_option("--out", a->out, "output directory")->capture_default_str();
   a->learn.threads = default_threads();
   add_learn_options(cmd, a->learn, a->no_polish, a->no_reference);
   return [a] {
     const GenerateOptions& g = a->gen;
     if (auto e = validate_generate_options(g); !e.empty()) return fail("demo", kExitBadInput, e);
+    if (auto e = learn_fast_paths(a->learn); !e.empty()) return fail("demo", kExitBadInput, e);
     std::error_code ec;
     std::filesystem::create_directories(a->out, ec);
     if (ec) return fail("demo", kExitFailedRun, "cannot create " + a->out + ": " + ec.message());
@@ -64,7 +62,7 @@ Runner add_demo(CLI::App& app) {
     json options = {{"d", g.d}, {"k", g.k}, {"m", g.m}, {"scale", g.scale}, {"seed", g.seed}, {"sample_seed", a->sample_seed},
                     {"stage1_samples", a->learn.stage1_samples}, {"rounds", a->learn.max_rounds},
                     {"sculpt_samples", a->learn.sculpt.sculpt.max_samples}, {"margin_samples", a->learn.margin.max_samples},
-                    {"polish", !a->no_polish}, {"reference", !a->no_reference}, {"precision", a->precision}};
+                    {"polish", !a->no_polish}, {"reference", !a->no_reference}};
     json prov = make_provenance("demo", options);
     prov["seed"] = g.seed;
     inst.provenance_json = prov.dump();
@@ -99,33 +97,15 @@ Runner add_demo(CLI::App& app) {
       std::printf("[samples] wrote %lld samples to %s/X.npy, %s/Y.npy\n\n", (long long)a->written, a->out.c_str(), a->out.c_str());
     }
 
-    // 4. Fast vs reference forward passes, against the derived error bound.
+    // 4. Fast vs reference forward passes, against the derived error bound
+    //    (model/forward_check.hpp: the row `mhalearn verify forward` prints).
     {
-      const LabelledBatch b = oracle.draw(0, a->checked, a->learn.threads);
-      const unsigned bits = effective_precision_bits(a->precision);
-      const std::vector<double> reference = forward_mpfr_batch(inst.layer, b.x, a->precision);
-      double max_diff = 0, max_ratio = 0, max_bound = 0;
-      int64_t violations = 0;
-      for (int64_t i = 0; i < a->checked; ++i) {
-        const MatD x = b.x.sample(i);
-        const MatD ref = Eigen::Map<const MatD>(reference.data() + i * g.k * g.d, g.k, g.d);
-        const MatD fast = Eigen::Map<const MatD>(b.y.data() + i * g.k * g.d, g.k, g.d);
-        // Rounding the reference to double adds at most half an ulp of it.
-        const MatD bound = forward_error_bound(inst.layer, x) + ref.cwiseAbs() * 0x1p-53;
-        const MatD diff = (fast - ref).cwiseAbs();
-        for (Eigen::Index e = 0; e < diff.size(); ++e) {
-          max_diff = std::max(max_diff, diff.data()[e]);
-          max_bound = std::max(max_bound, bound.data()[e]);
-          max_ratio = std::max(max_ratio, diff.data()[e] / bound.data()[e]);
-          violations += diff.data()[e] > bound.data()[e];
-        }
-      }
-      std::printf("[cross-check] fast (double) vs reference (MPFR, %u bits) on %lld samples:\n"
-                  "  max |fast - ref| = %.3e, max bound = %.3e, max ratio |diff|/bound = %.3f, entries over bound: %lld\n\n",
-                  bits, (long long)a->checked, max_diff, max_bound, max_ratio, (long long)violations);
-      report["cross_check"] = {{"samples", a->checked}, {"precision_bits", bits}, {"max_abs_diff", max_diff},
-                               {"max_bound", max_bound}, {"max_ratio", max_ratio}, {"violations", violations}};
-      if (violations > 0) return fail("demo", kExitDisagreement, "fast and reference forward passes disagree beyond the derived bound");
+      const Comparison row = check_forward(inst.layer, oracle.draw(0, a->checked, a->learn.threads).x, a->learn.fast.forward);
+      std::printf("[cross-check] fast (double) vs reference (MPFR) forward pass on %lld samples:\n%s\n",
+                  (long long)a->checked, format_table({row}).c_str());
+      report["cross_check"] = to_json(row);
+      if (disagrees(row))
+        return fail("demo", kExitDisagreement, "fast and reference forward passes disagree beyond the derived bound");
     }
 
     // 5. The learner, end to end.
@@ -154,8 +134,7 @@ Runner add_demo(CLI::App& app) {
     if (auto e = write_json_atomically(report_path, report); !e.empty()) return fail("demo", kExitFailedRun, e);
     std::printf("[report] wrote %s\n", report_path.c_str());
     if (!learned.report.ok) return fail("demo", kExitFailedRun, learned.report.message);
-    if (auto e = reference_disagreement(learned.report); !e.empty()) return fail("demo", kExitDisagreement, e);
-    return kExitOk;
+    return learner_exit_status("demo", learned.report);
   };
 }
 

@@ -7,7 +7,7 @@
 #include "data/oracle.hpp"
 #include "data/population.hpp"
 #include "numeric/rng.hpp"
-#include "stages/stage1_wsum.hpp"
+#include "stages/stage1/wsum.hpp"
 
 #include <Eigen/QR>
 #include <Eigen/SVD>

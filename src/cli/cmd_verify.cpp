@@ -18,21 +18,6 @@ namespace mha::cli {
 
 using nlohmann::json;
 
-namespace {
-void print_table(const std::vector<Comparison>& rows) {
-  std::printf("%-7s %9s %12s %12s %9s %-18s %-12s %s\n", "stage", "compared", "max diff", "bound", "slack",
-              "reference", "verdict", "detail");
-  for (const auto& c : rows) {
-    std::printf("%-7s %9d %12.3e %12.3e %9.2e %-18s %-12s %s\n", c.stage.c_str(), c.compared, c.max_difference,
-                c.bound, c.slack, precision_name(c.precision).c_str(), verdict(c), c.detail.c_str());
-    // A row's parts, indented under it (their undecided items are in the row's count).
-    for (const auto& p : c.parts)
-      std::printf("  %-16s %9d %12.3e %12.3e %9.2e %-18s %-12s %s\n", p.name.c_str(), p.compared, p.max_difference,
-                  p.bound, p.slack, precision_name(p.precision).c_str(), p.agree ? "agree" : "DISAGREE",
-                  p.detail.c_str());
-  }
-}
-}  // namespace
 
 Runner add_verify(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -85,7 +70,7 @@ Runner add_verify(CLI::App& app) {
     json out = json::array();
     for (const auto& c : rows) out.push_back(to_json(c));
     if (a->as_json) std::cout << out.dump(2) << "\n";
-    else print_table(rows);
+    else std::printf("%s", format_table(rows).c_str());
     if (!a->report_path.empty())
       if (auto e = write_json_atomically(a->report_path, json{{"rows", out}, {"provenance", make_provenance("verify", {{"stages", stages}, {"seed", a->options.seed}})}});
           !e.empty())

@@ -6,6 +6,7 @@
 
 namespace mha {
 struct LearnOptions;  // learn/learner.hpp: kept out of every subcommand's includes
+struct LearnReport;
 }  // namespace mha
 
 namespace mha::cli {
@@ -27,5 +28,10 @@ Runner add_verify(CLI::App& app);
 
 // The learner's budget and switch options, shared by learn and demo.
 void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference);
+
+// The end of a learn or demo whose files are written: every diagnostic marked as a
+// warning on stderr (a statistical outcome: the exit status stays 0), then exit 4
+// with one line when a reference row disagrees (README, "Exit status").
+int learner_exit_status(const char* command, const LearnReport& report);
 
 }  // namespace mha::cli

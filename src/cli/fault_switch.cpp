@@ -27,7 +27,7 @@ std::string injected_stage(std::string& error) {
 std::string verify_fast_paths(FastPaths& fast) {
   std::string error;
   const std::string stage = injected_stage(error);
-  fast = default_fast_paths();
+  fast = FastPaths{};
   if (!error.empty()) return error;
   if (!stage.empty()) {
     fast = faults::with_fault(stage);
@@ -47,19 +47,15 @@ std::string learn_fast_paths(LearnOptions& options) {
   const std::string stage = injected_stage(error);
   if (!error.empty()) return error;
   if (stage.empty()) return "";
-  // The learner runs a reference path against stage 5 alone (the LP widths on
-  // the selected round, reference_disagreement); a fault elsewhere would go
-  // unchecked, so it is refused rather than silently run.
-  if (stage != "5")
-    return "MHALEARN_INJECT_FAULT=" + stage + ": learn checks only stage 5 against a reference path (use verify)";
-  options.span = faults::with_fault(stage).span;
+  // The learner's reference step checks every stage (learn/reference_checks.hpp).
+  options.fast = faults::with_fault(stage);
   std::fprintf(stderr, "mhalearn: fault injected into stage %s: %s\n", stage.c_str(),
                faults::find_fault(stage)->what.c_str());
   return "";
 }
 #else
 std::string verify_fast_paths(FastPaths& fast) {
-  fast = default_fast_paths();
+  fast = FastPaths{};
   return "";
 }
 

@@ -9,7 +9,7 @@
 // /dev/null, and commands other than learn return at once on them.
 #pragma once
 
-#include "stages/stage6_net.hpp"
+#include "stages/stage6/net.hpp"
 
 #include <string>
 

@@ -8,7 +8,7 @@
 // `available()` samples, and draws past the end return fewer.
 #pragma once
 
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "data/npy.hpp"
 #include "model/forward_fast.hpp"
 

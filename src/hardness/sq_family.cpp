@@ -6,7 +6,7 @@
 #include "numeric/tolerance.hpp"
 
 #include "data/enumerate.hpp"
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "model/reference.hpp"

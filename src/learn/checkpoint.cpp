@@ -3,7 +3,7 @@
 #include "data/atomic_file.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
-#include "learn/format.hpp"
+#include "util/format.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -162,6 +162,19 @@ json noise_to_json(const std::optional<NoiseReport>& n) {
 // The report exactly (interrupted and safe_point are never part of a checkpoint).
 // A stage's details are JSON already: their numbers print and read back
 // exactly, and a non-finite one is null in the report whether resumed or not.
+// The reference rows and the diagnostics as the report writes them (learn/report.hpp).
+json reference_to_json(const LearnReport& r) {
+  json rows = json::array();
+  for (const ReferenceCheck& c : r.reference) rows.push_back(to_json(c));
+  return rows;
+}
+
+json diagnostics_to_json(const LearnReport& r) {
+  json rows = json::array();
+  for (const Diagnostic& d : r.diagnostics) rows.push_back(to_json(d));
+  return rows;
+}
+
 json report_to_json(const LearnReport& r) {
   json stages = json::array();
   for (const auto& s : r.stages)
@@ -174,7 +187,8 @@ json report_to_json(const LearnReport& r) {
           {"ok", r.ok}, {"message", r.message}, {"errors_coarse_net", errors_to_json(r.errors_coarse_net)},
           {"errors_before_polish", errors_to_json(r.errors_before_polish)}, {"errors", errors_to_json(r.errors)},
           {"resumed_at", r.resumed_at}, {"noise", noise_to_json(r.noise)}, {"samples_final_fit", r.samples_final_fit},
-          {"errors_before_final_fit", errors_to_json(r.errors_before_final_fit)}};
+          {"errors_before_final_fit", errors_to_json(r.errors_before_final_fit)},
+          {"reference", reference_to_json(r)}, {"diagnostics", diagnostics_to_json(r)}};
 }
 
 // ---- Reading -----------------------------------------------------------------
@@ -429,6 +443,18 @@ LearnReport report_from_json(const json& j, const std::string& where) {
   r.noise = noise_from_json(j, where);
   r.samples_final_fit = integer(field(j, "samples_final_fit", where), 0, kMax, at(where, "samples_final_fit"));
   r.errors_before_final_fit = errors_from_json(j, "errors_before_final_fit", where);
+  // Absent in checkpoints written before the reference step kept its rows: none.
+  for (const char* key : {"reference", "diagnostics"}) {
+    if (!j.is_object() || !j.contains(key)) continue;
+    const json& rows = j.at(key);
+    if (!rows.is_array()) malformed(at(where, key), "must be an array");
+    for (size_t i = 0; i < rows.size(); ++i) try {
+        if (std::string(key) == "reference") r.reference.push_back(reference_check_from_json(rows[i]));
+        else r.diagnostics.push_back(diagnostic_from_json(rows[i]));
+      } catch (const std::exception& e) {
+        malformed(at(where, key) + "[" + std::to_string(i) + "]", e.what());
+      }
+  }
   return r;
 }
 

@@ -1,7 +1,7 @@
 #include "learn/evaluate.hpp"
 
 #include "data/oracle.hpp"
-#include "stages/stage6_net.hpp"
+#include "stages/stage6/net.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -20,11 +20,13 @@
 #include "data/oracle.hpp"
 #include "learn/evaluate.hpp"
 #include "learn/noise.hpp"
-#include "stages/polish.hpp"
-#include "stages/stage3_margin.hpp"
-#include "stages/stage4_resculpt.hpp"
-#include "stages/stage5_span.hpp"
-#include "stages/stage6_net.hpp"
+#include "learn/report.hpp"
+#include "stages/fast_paths.hpp"
+#include "stages/polish/polish.hpp"
+#include "stages/stage3/margin.hpp"
+#include "stages/stage4/resculpt.hpp"
+#include "stages/stage5/span.hpp"
+#include "stages/stage6/net.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -57,27 +59,6 @@ std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
 
 struct LearnState;  // below: the driver's state at a safe point
 
-// Two named variants of the paper's stages (docs/variants.md, lists each
-// choice with the measurement behind it):
-//   paper     the stages as the paper writes them, with the parameters its lemmas give
-//             where they are computable: certification of row 1 only; no v_min floor
-//             beyond the lemma's v̂_j > δ; stage 4's τ from the lemma's W-error term
-//             (twice the residual it leaves, at least paper_tau); stage 3 with the fixed margin of the
-//             margin-stability lemma for the target paper_margin_target,
-//             M = ln(2(k−1)/target); one pass 1 → 2 → 3 → 4 → 5 → 6 (the layer of the
-//             stage-4 body is returned, no selection by validation); the exhaustive
-//             net alone, at the resolution --net-tuples affords.
-//   extended  the project's choices: every row certified; v_min = 0.05 per pair of
-//             entries (pairwise rule); τ adaptive — the rows of smallest residual
-//             over the whole budget, just enough for 8·d² distinct slabs (rounds ≥ 1);
-//             identical slabs dropped; stage 3's adaptive margin; rounds of 3 ⇄ 4
-//             while the estimates improve, the best by validation; a final stage-4
-//             round with final_sculpt_samples; the net refined by pattern search.
-enum class LearnVariant { paper, extended };
-// Inline: the checkpoint reader, which the fuzz harnesses link without the learner, prints it too.
-inline const char* to_string(LearnVariant variant) { return variant == LearnVariant::paper ? "paper" : "extended"; }
-// The variant's choices as (name, value) lines for the report.
-std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant variant);
 
 struct LearnOptions {
   int m = 0;                         // heads
@@ -98,8 +79,12 @@ struct LearnOptions {
   int64_t validation_samples = 1000; // one validation set shared by every round's selection
   bool polish = true;
   PolishOptions polish_options;
-  bool reference = true;             // reference paths on the selected round: min-norm QP proxy, LP widths
-  int reference_max_unknowns = 400;  // ... only when d² ≤ this: CLP's QP at d = 32 (1024 unknowns) runs for minutes
+  // Every stage's fast path checked against its reference path on the run's own
+  // inputs (learn/reference_checks.hpp): rows in the report; a disagreement is
+  // LearnReport::disagreements(), statistical shortfalls are its diagnostics.
+  bool reference = true;
+  int reference_max_unknowns = 400;  // stages 3 (the QP) and 5 (the MPFR SVD) only when d² ≤ this: both
+                                     // grow as (d²)³ — at d = 32 (1024 unknowns) they run for many minutes
   int64_t test_samples = 20000;      // for the report's test error (truth only)
   uint64_t test_seed = 1;
   OracleStages oracle;               // stages replaced by the truth (needs it; learn_layer throws without)
@@ -118,10 +103,10 @@ struct LearnOptions {
   int64_t extended_constraints_per_unknown = 8;  // extended: rounds ≥ 1 keep this many slabs per entry of Θ
   double paper_tau = 1e-3;           // paper: stage 4's τ, at least this (learner.cpp, paper_tau)
   double paper_margin_target = 1e-2; // paper: stage 3's margin M = ln(2(k−1)/target)
-  // Stage 5, fast path and (on the selected round) its LP-width reference. Tests
-  // and the fault-injection build of the CLI swap in a wrong copy to see the
-  // reference check reject it (reference_disagreement).
-  std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int, const SpanOptions&)> span = find_span;
+  // The fast paths the run uses and its reference step checks (stage 1's estimate,
+  // stage 3's fits, stage 5's span are taken from here). Tests and the
+  // fault-injection build of the CLI swap in a wrong copy to see the check reject it.
+  FastPaths fast;
   // Labels as users have them (learn/noise.hpp). The declared relative label
   // noise widens certification's δ (CertifyOptions::label_noise); float32 labels
   // are detected from the validation set (every label a float32 value) and add
@@ -136,40 +121,6 @@ struct LearnOptions {
   // (learn/checkpoint.hpp writes it); returning false stops the run there: the
   // result's report then says "interrupted" (LearnReport::interrupted). Unset: no stops.
   std::function<bool(const LearnState&)> at_safe_point;
-};
-
-struct StageRecord {
-  std::string stage;   // "1", "2", "3", "4", "5", "6", "polish"
-  int round = -1;      // -1: not part of a round
-  int64_t samples = 0;
-  double seconds = 0;
-  std::string summary; // one line for the table
-  nlohmann::json details;
-};
-
-// A field added here must also be written and read by learn/checkpoint.cpp
-// (report_to_json, report_from_json): a resumed run's report comes from there
-// (tests/learn/test_checkpoint.cpp compares to_json before and after).
-struct LearnReport {
-  LearnVariant variant = LearnVariant::extended;
-  std::vector<StageRecord> stages;
-  std::vector<double> round_validation_error;
-  int best_round = -1;
-  int64_t samples_paper = 0, samples_polish = 0, samples_total = 0, validation_samples = 0;
-  double seconds = 0;
-  bool ok = false;
-  std::string message;
-  std::optional<LayerErrors> errors_coarse_net, errors_before_polish, errors;
-  // Labels as users have them: the noise estimate and the final fit (learn/noise.hpp).
-  std::optional<NoiseReport> noise;
-  int64_t samples_final_fit = 0;
-  std::optional<LayerErrors> errors_before_final_fit;  // when the final fit ran (truth only)
-  // Stopped at a safe point by LearnOptions::at_safe_point (ok is then false):
-  // `safe_point` names it (safe_point_name). Never part of a checkpoint.
-  bool interrupted = false;
-  std::string safe_point;
-  // The safe points this run was resumed from, oldest first (empty: never interrupted).
-  std::vector<std::string> resumed_at;
 };
 
 struct LearnResult {
@@ -242,13 +193,5 @@ std::string check_learn_input(int k, int d, int m);
 // set differs from the one the state was made with.
 LearnResult learn_layer(const SampleSource& source, const LearnOptions& options, const Instance* truth = nullptr,
                         const LearnState* resume = nullptr);
-
-nlohmann::json to_json(const LearnReport& report);
-std::string format_table(const LearnReport& report);
-
-// "" when every reference path the learner ran agreed with its fast path, else
-// one line naming the stage that disagreed (learn and demo then exit with
-// kExitDisagreement, after writing the report and the learned layer).
-std::string reference_disagreement(const LearnReport& report);
 
 }  // namespace mha

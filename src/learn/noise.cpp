@@ -1,6 +1,6 @@
 #include "learn/noise.hpp"
 
-#include "learn/format.hpp"
+#include "util/format.hpp"
 #include "numeric/tolerance.hpp"
 
 #include <algorithm>

@@ -30,7 +30,7 @@
 #pragma once
 
 #include "data/oracle.hpp"
-#include "stages/polish.hpp"
+#include "stages/polish/polish.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 // x G costs d/chunk_bits vector additions instead of d.
 #pragma once
 
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/layer.hpp"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // precision (templates: model/reference.hpp).
 #pragma once
 
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/layer.hpp"
 
 #include <vector>

@@ -41,6 +41,20 @@ struct ScalarTraits<Rational> {
 };
 
 inline Mpfr exp_of(const Mpfr& x) { return boost::multiprecision::exp(x); }
+
+}  // namespace mha
+
+// Eigen 3.4's generic hypot needs NumTraits<T>::infinity() and quiet_NaN(), which
+// Boost 1.74's NumTraits for MPFR lacks; MPFR's own hypot is correctly rounded
+// (SelfAdjointEigenSolver calls it in its QR steps).
+namespace Eigen::internal {
+template <>
+struct hypot_impl<mha::Mpfr> {
+  static mha::Mpfr run(const mha::Mpfr& x, const mha::Mpfr& y) { return boost::multiprecision::hypot(x, y); }
+};
+}  // namespace Eigen::internal
+
+namespace mha {
 // Rationals have no exp: rational paths never call softmax (see data/population.hpp).
 
 }  // namespace mha

@@ -111,6 +111,39 @@ double least_squares_perturbation_bound(double kappa, double eps, double x_fro, 
   return ke / (1.0 - ke) * (2.0 * x_fro + (kappa + 1.0) * r_fro / d_norm2) * bound_evaluation_factor(10);
 }
 
+double min_norm_solution_bound(double kappa, long long rotations, long long active, double theta_norm) {
+  const double eps = gamma(16 * rotations + 2 * active);
+  const double ke = kappa * eps;
+  if (!(ke < 1.0)) return kInf;
+  return ke / (1.0 - ke) * 3.0 * theta_norm * bound_evaluation_factor(8);
+}
+
+double svd_backward_error(long long rows, long long cols) {
+  return (gamma(cols + 5) + gamma(16 * rows * cols) + gamma(16 * cols * cols)) * bound_evaluation_factor(8);
+}
+
+double singular_subspace_sin_bound(double eps, double gap, long long p, long long cols) {
+  if (!(gap > eps)) return kInf;
+  const double orthogonality = std::sqrt(static_cast<double>(p)) * gamma(16 * cols * cols);
+  return (eps / (gap - eps) + orthogonality) * bound_evaluation_factor(8);
+}
+
+double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, double sin_kept, double x0_norm,
+                        double residual_norm, double c_norm, long long rows, long long cols, long long kept) {
+  if (!(sin_kept < 1.0) || !(s_kept > eps)) return kInf;
+  const double cos_kept = std::sqrt((1.0 - sin_kept) * (1.0 + sin_kept));
+  const double tan_kept = sin_kept / cos_kept;
+  const double delta_d = (s_drop * sin_kept + eps) / cos_kept;
+  const double kappa = s_max / s_kept;
+  const double ls = least_squares_perturbation_bound(kappa, delta_d / s_max, x0_norm, residual_norm, s_max);
+  if (!std::isfinite(ls)) return kInf;
+  const double delta_c = gamma(cols + 5) * c_norm / (s_kept - eps);
+  const double dw = ls + delta_c;
+  const double orthogonality = std::sqrt(static_cast<double>(cols)) * gamma(16 * cols * cols);
+  const double evaluation = gamma(16 * rows * cols + 2 * cols) * std::sqrt(static_cast<double>(kept)) * c_norm / (s_kept - eps);
+  return (tan_kept * (x0_norm + dw) + dw + orthogonality * (x0_norm + dw) + evaluation) * bound_evaluation_factor(24);
+}
+
 double design_entry_relative_error(double softmax_relative_error, int k) {
   // (1 + ε)(1 + γ) − 1 expanded, so that no cancellation spoils the bound.
   const double g = gamma(k);

@@ -160,6 +160,72 @@ double ball_membership_band(double theta_norm, double radius, long long n);
 double lp_value_difference_bound(double gap_fast, double gap_reference, double shift_fast, double shift_reference);
 
 
+// ---- Stage 5: the span on two paths (proofs/span_by_widths.md, "The span on two paths")
+//
+// The fast path (ConvexBody::least_squares_centre) forms the weighted constraint
+// matrix M (N × n) and c in double — w = 1/max(η, φ) with φ computed within γ_{n+3},
+// one division, one product: |M̂ − M| ≤ γ_{n+5}|M| and |ĉ − c| ≤ γ_{n+5}|c| entrywise —
+// factors M̂ = QR by Householder QR (exact for M̂ + ΔM₁ with ‖ΔM₁‖_F ≤ γ_{16Nn}‖M̂‖_F,
+// Higham Thm 19.4, the "small integer" taken as 16 as in qr_least_squares_relative_bound)
+// and R by BDCSVD (Householder bidiagonalisation from both sides, then divide and
+// conquer: backward stable, ‖ΔR‖_F ≤ γ_{16n²}‖R‖_F, Golub & Van Loan 4th ed. §8.6.3,
+// Gu & Eisenstat 1995). Its singular values and vectors are therefore exactly those
+// of M + E, up to the computed vectors' departure from orthonormality (≤ γ_{16n²} per
+// inner product), with
+//   ‖E‖₂ ≤ ‖E‖_F ≤ ε_M = (γ_{n+5} + γ_{16Nn} + γ_{16n²}) ‖M‖_F.
+// Returns ε_M / ‖M‖_F, times the factor of its own evaluation. Weyl's inequality then
+// gives |ŝ_j − s_j| ≤ ε_M for every singular value.
+double svd_backward_error(long long rows, long long cols);
+
+// Wedin's sin θ theorem (Stewart & Sun, Matrix Perturbation Theory, Thm V.4.4):
+// the right singular subspaces of the p smallest singular values of M and of
+// M + E, ‖E‖₂ ≤ ε, are at largest principal angle θ with
+//   sin θ ≤ ε / (s_{p+1} − s_p − ε)
+// when the gap s_{p+1} − s_p (ascending, of M: the reference's values) exceeds ε
+// (Weyl: the perturbed s̃_{p+1} ≥ s_{p+1} − ε ≥ s_p + δ with δ = s_{p+1} − s_p − ε);
+// the computed vectors' departure from orthonormality adds √p·γ_{16n²}. The same
+// bound holds for the complementary subspaces (the n − p largest). Returns it, times
+// the factor of its own evaluation; +inf when the gap is ≤ ε (not separated at this
+// accuracy: the subspace is not determined by the matrix, and no comparison can
+// be made).
+double singular_subspace_sin_bound(double eps, double gap, long long p, long long cols);
+
+// The hull point x0 = argmin { ‖M x − c‖ : x ∈ span of the K largest right singular
+// vectors } (the fast path's truncated SVD) of M + E and ĉ against that of M and c.
+// With V_c, Ṽ_c the two kept subspaces at largest angle θ (sin θ ≤ sin_kept from
+// singular_subspace_sin_bound with p = n − K), write Ṽ_c = V_c C + V_f S (‖S‖ = sin θ,
+// C invertible with ‖C⁻¹‖ = 1/cos θ): (M + E)Ṽ_c = (M V_c + F C⁻¹)C with
+// ‖F‖ ≤ s_drop sin θ + ε (s_drop the largest dropped singular value: ‖M V_f‖ = s_drop),
+// so with w = C z the perturbed problem is the least-squares problem of D = M V_c
+// (κ = s_max/s_K) with ‖ΔD‖ ≤ (s_drop sin θ + ε)/cos θ and Δc; Wedin's bound
+// (least_squares_perturbation_bound) and ‖D⁺‖‖Δc‖ give Δw, and x̃0 − x0 =
+// (Ṽ_c C⁻¹ − V_c) w̃ + V_c(w̃ − w) with ‖Ṽ_c C⁻¹ − V_c‖ = ‖V_f S C⁻¹‖ = tan θ:
+//   ‖x̂0 − x0‖ ≤ tan θ (‖x0‖ + Δw) + Δw + √n γ_{16n²}(‖x0‖ + Δw) + γ_{16Nn+2n} √K ‖c‖/(s_K − ε),
+// the last two terms for the computed vectors' orthonormality and for evaluating
+// x0 = Σ_j (û_jᵀQ̂ᵀĉ/ŝ_j) v̂_j in double. Arguments: ε = ε_M, the reference's s_max,
+// s_K (smallest kept), s_drop, sin_kept, ‖x0‖, ‖M x0 − c‖, ‖c‖, N, n, K. Returns the
+// bound times the factor of its own evaluation; +inf when sin_kept ≥ 1 or the
+// perturbed problem may lose rank.
+double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, double sin_kept, double x0_norm,
+                        double residual_norm, double c_norm, long long rows, long long cols, long long kept);
+
+// ---- Stage 3: the minimum-norm point on two paths (proofs/convex_body_programs.md,
+// "The minimum-norm point on two paths")
+//
+// The fast path (geometry/min_norm_active_set.hpp) ends with θ̂ = J₁R⁻ᵀe, the
+// minimum-norm solution of its q active equalities C θ = e (C = RᵀJ₁ᵀ, q × n, full
+// row rank), from a QR factorisation kept by `rotations` Givens rotations: the
+// factors are exact for C + ΔC with ‖ΔC‖_F ≤ γ_{16·rotations}‖C‖_F (Higham Lemma 19.9,
+// the "small integer" 16 as elsewhere), the triangular solve and the product with
+// J₁ add γ_{2q} (Higham Thm 8.5 and (3.13)): ε = γ_{16·rotations + 2q}. For a
+// consistent underdetermined system the minimum-norm solution moves by at most
+//   ‖θ̂ − θ*‖ ≤ κε/(1 − κε) · 3‖θ*‖,   κ = κ₂(C)
+// (Higham Thm 21.1: ‖Δθ‖ ≤ ‖C⁺‖(‖Δe‖ + ‖ΔC‖‖θ‖) + ‖C⁺‖‖ΔC‖‖θ‖ to first order, with
+// ‖Δe‖ ≤ ε‖e‖ ≤ ε‖C‖‖θ‖). When the active set is the true one at the optimum, θ*
+// is the minimum-norm point of the slabs. Returns the bound times the factor of
+// its own evaluation (θ_norm: an upper bound of ‖θ*‖); +inf when κε ≥ 1.
+double min_norm_solution_bound(double kappa, long long rotations, long long active, double theta_norm);
+
 // ---- Stage 6: the net's objective on two paths (proofs/w_least_squares.md, "The net on two paths")
 //
 // Wedin's bound (Higham Thm 20.1) for a given relative perturbation ε = ‖ΔD‖₂/‖D‖₂ of the
@@ -323,7 +389,7 @@ double label_noise_power_band(long long samples, long long entries, double max_r
 double double_softmax_relative_error(double logit_error, double span, int k);
 
 // The largest principal angle between the row spaces of two matrices with
-// orthonormal rows (stages/stage5_span.hpp largest_principal_angle, r rows of
+// orthonormal rows (stages/stage5/span.hpp largest_principal_angle, r rows of
 // n entries each), computed in double as acos of the smallest singular value of
 // A Bᵀ: each entry of A Bᵀ is an n-term dot product (γ_n, entries ≤ 1), so
 // ‖Δ(A Bᵀ)‖₂ ≤ r γ_n, and JacobiSVD adds jacobi_singular_value_bound(r, r)
@@ -386,7 +452,7 @@ double polish_train_floor_target();
 // spread of one draw.
 double final_fit_improvement_target();
 
-// Polishing's matrix-free products J·v and Jᵀ·R (stages/polish_operator.hpp)
+// Polishing's matrix-free products J·v and Jᵀ·R (stages/polish/operator.hpp)
 // against the MPFR Jacobian (property_tests/polish_operator.cpp;
 // proofs/attention_jacobian.md, "Matrix-free products"): at first order the
 // double product is within γ_n (1 + 4Λ) times its majorant, with n the
@@ -489,7 +555,7 @@ double float32_label_rounding_row_bound(double row_norm, int d);
 double residual_rounding_level(double rounding_sq_sum, double label_sq_sum);
 
 // A noiseless fit's residual against rounding measured at the fit
-// (stages/polish.cpp measured_rounding: the double forward pass against MPFR,
+// (stages/polish/polish.cpp measured_rounding: the double forward pass against MPFR,
 // counted twice — the fit's evaluation and the labels' — and the layer's
 // response to its parameters moved by ±u, what storing them in double costs):
 // the training residual's noise estimate (√(cost·n/(n − p))) of a noiseless fit

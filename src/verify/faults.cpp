@@ -20,9 +20,7 @@ void move_v(FastPaths& f) {
 
 // Stage 5's fast path reads the hull directions off the body's centre (the
 // singular vectors of the smallest singular values): the first one turned by
-// 0.2 rad towards a direction orthogonal to it, before the span is read off,
-// so that both `verify` and find_span's own comparison (the learner's
-// reference check) see the turned direction.
+// 0.2 rad towards a direction orthogonal to it, before the span is read off.
 void turn_hull_direction(FastPaths& f) {
   f.span = [ok = f.span](const ConvexBody& body, const ConvexBody::Centre& c, int m, const SpanOptions& o) {
     if (c.free_basis.rows() == 0) return ok(body, c, m, o);
@@ -40,9 +38,9 @@ std::vector<Fault> make_faults() {
   return {
       {"forward", 256,
        [](FastPaths& f) {
-         f.forward = [ok = f.forward](const Layer& l, const MatD& x) {
-           MatD y = ok(l, x);
-           y(0, 0) *= 1 + 1e-9;
+         f.forward = [ok = f.forward](const Layer& l, const InputBatch& x) {
+           std::vector<double> y = ok(l, x);
+           y[0] *= 1 + 1e-9;
            return y;
          };
        },
@@ -59,15 +57,16 @@ std::vector<Fault> make_faults() {
       {"2", 256, move_v, "v̂(0) moved by 1e-8"},
       {"3", kExactRationals,
        [](FastPaths& f) {
-         f.stage3 = [ok = f.stage3](const SampleSource& s, const MatD& p, const MarginOptions& o) {
-           MarginResult r = ok(s, p, o);
+         f.margin = [ok = f.margin](const SampleSource& s, const std::vector<MatD>& p, const MarginOptions& o,
+                                    const Layer* truth) {
+           MarginResult r = ok(s, p, o, truth);
            if (r.w_sum.size() > 0) r.w_sum(0, 0) *= 1 + 1e-8;
            return r;
          };
        },
        "the fit's W_Σ(0,0) scaled by 1 + 1e-8"},
       {"4", 256, move_v, "v̂(0) moved by 1e-8 (stage 4 certifies with stage 2's fast path)"},
-      {"5", kCertifiedDouble, turn_hull_direction, "the first hull direction turned by 0.2 rad"},
+      {"5", 256, turn_hull_direction, "the first hull direction turned by 0.2 rad"},
       {"6", kExactRationals,
        [](FastPaths& f) {
          f.w_least_squares = [ok = f.w_least_squares](const MatD& d, const MatD& y) {

@@ -29,6 +29,6 @@ const std::vector<Fault>& stage_faults();
 const Fault* find_fault(const std::string& stage);
 
 // `fast` with the fault of `stage` injected.
-FastPaths with_fault(const std::string& stage, FastPaths fast = default_fast_paths());
+FastPaths with_fault(const std::string& stage, FastPaths fast = {});
 
 }  // namespace mha::faults

@@ -1,5 +1,5 @@
 #include "numeric/tolerance.hpp"
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"

@@ -4,8 +4,8 @@
 #include "model/forward_reference.hpp"
 #include "model/reference.hpp"
 #include "numeric/precision.hpp"
-#include "stages/certify.hpp"
-#include "stages/certify_reference.hpp"
+#include "stages/stage2/certify.hpp"
+#include "stages/stage2/certify_reference.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,10 +4,10 @@
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
-#include "stages/attention_jacobian.hpp"
-#include "stages/polish.hpp"
-#include "stages/polish_operator.hpp"
-#include "stages/polish_reference.hpp"
+#include "stages/polish/attention_jacobian.hpp"
+#include "stages/polish/polish.hpp"
+#include "stages/polish/operator.hpp"
+#include "stages/polish/reference.hpp"
 
 #include <catch2/catch.hpp>
 

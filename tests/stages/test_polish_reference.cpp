@@ -1,7 +1,7 @@
-// The reference gradient norm of polishing's objective (stages/polish_reference.hpp)
+// The reference gradient norm of polishing's objective (stages/polish/reference.hpp)
 // on a case small enough to differentiate by hand.
 #include "numeric/tolerance.hpp"
-#include "stages/polish_reference.hpp"
+#include "stages/polish/reference.hpp"
 
 #include <catch2/catch.hpp>
 

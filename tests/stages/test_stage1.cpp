@@ -2,7 +2,7 @@
 #include "data/population.hpp"
 #include "numeric/precision.hpp"
 #include "generators.hpp"
-#include "stages/stage1_wsum.hpp"
+#include "stages/stage1/wsum.hpp"
 
 #include <catch2/catch.hpp>
 

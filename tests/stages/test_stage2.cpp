@@ -1,6 +1,6 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
-#include "stages/stage2_sculpt.hpp"
+#include "stages/stage2/sculpt.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 #include "instances.hpp"
-#include "stages/stage1_wsum.hpp"
-#include "stages/stage2_sculpt.hpp"
-#include "stages/stage3_margin.hpp"
+#include "stages/stage1/wsum.hpp"
+#include "stages/stage2/sculpt.hpp"
+#include "stages/stage3/margin.hpp"
 
 #include <algorithm>
 

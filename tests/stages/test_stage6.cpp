@@ -1,8 +1,8 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
 #include "model/reference.hpp"
-#include "stages/stage6_net.hpp"
-#include "stages/w_least_squares.hpp"
+#include "stages/stage6/net.hpp"
+#include "stages/stage6/w_least_squares.hpp"
 
 #include <catch2/catch.hpp>
 

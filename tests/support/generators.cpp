@@ -1,6 +1,6 @@
 #include "generators.hpp"
 
-#include "data/inputs.hpp"
+#include "model/inputs.hpp"
 #include "numeric/rng.hpp"
 
 #include <cmath>

@@ -4,10 +4,12 @@
 // after escalating its reference to the most precise arithmetic available.
 #include "instances.hpp"
 #include "numeric/tolerance.hpp"
-#include "stages/certify_reference.hpp"
-#include "stages/w_least_squares.hpp"
+#include "stages/stage2/certify_reference.hpp"
+#include "stages/stage6/w_least_squares.hpp"
 #include "verify/faults.hpp"
-#include "verify/parts.hpp"
+#include "stages/stage2/body_check.hpp"
+#include "stages/stage3/selection_check.hpp"
+#include "stages/stage6/net_check.hpp"
 #include "verify/verify.hpp"
 
 #include <catch2/catch.hpp>
@@ -98,7 +100,7 @@ TEST_CASE("selection: a row within its band of τ is undecided, one ulp outside 
     r.report.samples = 1;
     for (int a = 0; a < x.rows(); ++a)
       if (a == 0 ? keep_row0 : ref[a].margin >= tau) r.selected.push_back({0, a, ref[a].argmax, ref[a].margin});
-    return compare_selection(oracle, proxy, r, 0, 1, 128);
+    return compare_selection(oracle, {proxy}, r, 0, 1, 128);
   };
   // One ulp outside below: decided "keep"; a fast path that drops it disagrees.
   CHECK(run(keep_tau, true).agree);
@@ -122,7 +124,7 @@ TEST_CASE("selection: a row within its band of τ is undecided, one ulp outside 
   for (int a = 0; a < x.rows(); ++a)
     if (a == 0 || ref[a].margin >= keep_tau)
       moved.selected.push_back({0, a, ref[a].argmax, ref[a].margin + (a == 0 ? 2 * band : 0.0)});
-  const ComparisonPart p = compare_selection(oracle, proxy, moved, 0, 1, 128);
+  const ComparisonPart p = compare_selection(oracle, {proxy}, moved, 0, 1, 128);
   CHECK_FALSE(p.agree);
   CHECK(p.slack > 1.0);
 }
@@ -174,7 +176,7 @@ TEST_CASE("least squares: the fast QR agrees with MPFR and exact rationals, a wr
   o.w_samples = 64;
   const auto rows = verify_instance(inst, {"6"}, o);
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].agree);
+  CHECK_FALSE(disagrees(rows[0]));
   CHECK(rows[0].compared == 6);
   CHECK(rows[0].precision == 128u);  // agreed at the first rung
   CHECK(rows[0].slack < 1.0);
@@ -196,19 +198,19 @@ TEST_CASE("certification: verdicts and v̂ agree with MPFR, and a wrong v̂ or v
   o.certify_samples = 100;
   const auto rows = verify_instance(inst, {"2"}, o);
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].agree);
+  CHECK_FALSE(disagrees(rows[0]));
   CHECK(rows[0].compared == 200);
   CHECK_THAT(rows[0].detail, Catch::Contains("certified"));  // the certified branch is reached
 
   // A verdict flipped on the same inputs is a disagreement, not undecided.
-  FastPaths flip = default_fast_paths();
+  FastPaths flip = FastPaths{};
   flip.certify = [](const MatD& x, const MatD& y, const MatD& b, int row, const CertifyOptions& co) {
     RowCertificate c = certify_row_fast(x, y, b, row, co);
     if (c.verdict == RowVerdict::certified) c.verdict = RowVerdict::too_uncertain;
     return c;
   };
   const auto flipped = verify_instance(inst, {"2"}, o, flip);
-  CHECK_FALSE(flipped[0].agree);
+  CHECK(disagrees(flipped[0]));
   CHECK_THAT(flipped[0].detail, !Catch::Contains("verdict disagreements 0"));
 }
 
@@ -236,7 +238,7 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
   for (const auto& c : good) {
     INFO("stage " << c.stage << ": " << c.detail);
     CHECK(c.compared > 0);
-    CHECK(c.agree);
+    CHECK_FALSE(disagrees(c));
     for (const auto& p : c.parts) {
       INFO("part " << p.name << ": " << p.detail);
       CHECK(p.agree);
@@ -253,7 +255,8 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK(c.parts[1].compared >= 3);   // the true Θ_i and the fast centre at least
     CHECK(c.parts[1].undecided >= 1);  // the points a quarter band from the boundary
   }
-  REQUIRE(row(good, "3").parts.size() == 1);
+  REQUIRE(row(good, "3").parts.size() == 2);  // the selection, the proxy (minimum-norm point of K)
+  REQUIRE(row(good, "5").parts.size() == 3);  // dimension, hull directions, hull point
   REQUIRE(row(good, "6").parts.size() == 1);
   CHECK(row(good, "6").parts[0].compared >= 20);
   CHECK_THAT(row(good, "6").parts[0].detail, Catch::Contains("the fast winner is the reference winner"));
@@ -263,9 +266,11 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     const auto rows = verify_instance(inst, {fault.stage}, o, faults::with_fault(fault.stage));
     INFO("stage " << fault.stage << ": " << rows[0].detail);
     CHECK(rows[0].compared > 0);
-    CHECK_FALSE(rows[0].agree);
+    CHECK(disagrees(rows[0]));
     CHECK(rows[0].precision == fault.escalated_to);
-    CHECK(rows[0].slack > 1.0);
+    double slack = rows[0].slack;  // of the row or of the part that disagrees
+    for (const auto& p : rows[0].parts) slack = std::max(slack, p.slack);
+    CHECK(slack > 1.0);
     CHECK(verify_outcome(rows) == VerifyOutcome::disagree);  // `mhalearn verify` exits 4
   }
   // A row that cannot be compared makes the run incomplete (exit 1), never "agree".
@@ -288,11 +293,11 @@ TEST_CASE("escalate stops at the first agreeing rung and reports it; precision n
   CHECK((calls == std::vector<unsigned>{128}));
   calls.clear();
   const Comparison at256 = escalate(agree_from(256));
-  CHECK((at256.agree && at256.precision == 256u));
+  CHECK((!disagrees(at256) && at256.precision == 256u));
   CHECK((calls == std::vector<unsigned>{128, 256}));
   calls.clear();
   const Comparison never = escalate(agree_from(1), {128, 256, kExactRationals});
-  CHECK((!never.agree && never.precision == kExactRationals));
+  CHECK((disagrees(never) && never.precision == kExactRationals));
   CHECK((calls == std::vector<unsigned>{128, 256, kExactRationals}));
   CHECK(precision_name(kExactRationals) == "exact rationals");
   CHECK(precision_name(kCertifiedDouble) == "double, certified");
@@ -300,9 +305,21 @@ TEST_CASE("escalate stops at the first agreeing rung and reports it; precision n
   Comparison c;
   CHECK(std::string(verdict(c)) == "not compared");
   c.compared = 1;
-  CHECK(std::string(verdict(c)) == "DISAGREE");
-  c.agree = true;
   CHECK(std::string(verdict(c)) == "agree");
+  c.agree = false;
+  CHECK(std::string(verdict(c)) == "DISAGREE");
+  // A row that compared nothing itself disagrees through a part that did.
+  Comparison row;
+  ComparisonPart part;
+  part.record(2.0, 1.0);
+  add_part(row, part);
+  CHECK(disagrees(row));
+  CHECK(std::string(verdict(row)) == "DISAGREE");
+  // Undecided items never disagree.
+  Comparison undecided;
+  undecided.record_undecided();
+  CHECK_FALSE(disagrees(undecided));
+  CHECK(std::string(verdict(undecided)) == "agree");
 }
 
 TEST_CASE("verify 2 on a small instance: the reference body's widths exact (CGAL), and a widened slab rejected", "[verify][certify]") {
@@ -314,11 +331,11 @@ TEST_CASE("verify 2 on a small instance: the reference body's widths exact (CGAL
   REQUIRE(good[0].parts.size() == 3);
   const ComparisonPart& widths = good[0].parts[2];
   INFO(widths.detail);
-  CHECK(good[0].agree);
+  CHECK_FALSE(disagrees(good[0]));
   CHECK(widths.compared > 0);
   CHECK_THAT(widths.detail, Catch::Contains("exact (CGAL)"));
-  FastPaths wide = default_fast_paths();
-  const FastPaths ok = default_fast_paths();
+  FastPaths wide = FastPaths{};
+  const FastPaths ok = FastPaths{};
   wide.slabs = [ok](const MatD& x, int row, const RowCertificate& cert) {
     auto slabs = ok.slabs(x, row, cert);
     for (auto& s : slabs) s.eta *= 1 + 1e-6;
@@ -333,7 +350,7 @@ TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are
   const Instance inst = mha::test::generated_instance(10, 2, 2, 3.0, 12);
   VerifyOptions o;
   o.certify_samples = 60;
-  const FastPaths ok = default_fast_paths();
+  const FastPaths ok = FastPaths{};
   auto part = [](const Comparison& c, const std::string& name) {
     return *std::find_if(c.parts.begin(), c.parts.end(), [&](const ComparisonPart& p) { return p.name == name; });
   };
@@ -345,7 +362,7 @@ TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are
       return slabs;
     };
     const auto rows = verify_instance(inst, {"2"}, o, f);
-    CHECK_FALSE(rows[0].agree);
+    CHECK(disagrees(rows[0]));
     CHECK(verify_outcome(rows) == VerifyOutcome::disagree);
     CHECK(rows[0].precision == 256u);  // confirmed after escalation
     CHECK_FALSE(part(rows[0], "body slabs").agree);
@@ -360,7 +377,7 @@ TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are
       return slabs;
     };
     const auto rows = verify_instance(inst, {"2"}, o, f);
-    CHECK_FALSE(rows[0].agree);
+    CHECK(disagrees(rows[0]));
     CHECK_FALSE(part(rows[0], "body slabs").agree);
   }
   SECTION("stage 6's net with the winner's validation error raised above the runner-up's") {
@@ -374,7 +391,7 @@ TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are
       return c;
     };
     const auto rows = verify_instance(inst, {"6"}, o, f);
-    CHECK_FALSE(rows[0].agree);
+    CHECK(disagrees(rows[0]));
     CHECK(verify_outcome(rows) == VerifyOutcome::disagree);
     const ComparisonPart net = part(rows[0], "net");
     CHECK_FALSE(net.agree);
@@ -384,16 +401,16 @@ TEST_CASE("verify 2 and 3: a widened or shifted slab and a lowered threshold are
   }
   SECTION("stage 3 selecting at a lowered threshold while reporting the original one") {
     FastPaths f = ok;
-    f.stage3 = [ok](const SampleSource& s, const MatD& p, const MarginOptions& mo) {
-      MarginResult claimed = ok.stage3(s, p, mo);
+    f.margin = [ok](const SampleSource& s, const std::vector<MatD>& p, const MarginOptions& mo, const Layer* truth) {
+      MarginResult claimed = ok.margin(s, p, mo, truth);
       MarginOptions lowered = mo;
       lowered.accept_fraction *= 2;  // the pilot's quantile moves down
-      MarginResult r = ok.stage3(s, p, lowered);
+      MarginResult r = ok.margin(s, p, lowered, truth);
       r.report.threshold = claimed.report.threshold;
       return r;
     };
     const auto rows = verify_instance(inst, {"3"}, o, f);
-    CHECK_FALSE(rows[0].agree);
+    CHECK(disagrees(rows[0]));
     CHECK(verify_outcome(rows) == VerifyOutcome::disagree);
     CHECK_FALSE(part(rows[0], "selection").agree);
     CHECK_THAT(part(rows[0], "selection").detail, !Catch::Contains(" 0 disagree"));

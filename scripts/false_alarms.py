@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""False alarms of the learner's verdict, measured: `mhalearn learn` with its
+reference step on (the default) over many clean configurations, counting exit
+status 4 (a fast path disagreeing with its reference beyond the derived bound) —
+the target is 0 — and, with each stage's fault switch on (the test build
+`mhalearn_faulty`, MHALEARN_INJECT_FAULT=<stage>), counting the runs that do exit 4
+— the target is all of them.
+
+Clean configurations: d ∈ {8, 16, 32} × k ∈ {2, 3} × m ∈ {2, 3} at two budgets
+("tiny", "small") and four instance seeds, both variants at the tiny budget of
+seed 1, and the default budget on the m = 2 shapes with d ≤ 16 (two seeds). Fault
+runs: every stage's fault on the tiny budget of (8,2,2), (16,2,2), (16,2,3) and
+(8,3,2). At d = 32 the reference step skips stages 3's proxy and 5 (d² = 1024 >
+--reference-max-unknowns 400: both grow as (d²)³), which the table says.
+
+Usage: scripts/false_alarms.py --tool build/release/mhalearn --faulty build/release/mhalearn_faulty
+                               [--runs docs/verify/false_alarms] [--out docs/verify/false_alarms.md]
+                               [--reuse] [--threads 2] [--only clean|faults]
+Each run's command and output go to its .log in --runs, its report to .report.json;
+--reuse keeps every finished run. Standard library only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+STAGES = ["forward", "1", "2", "3", "4", "5", "6", "polish"]
+BUDGETS = {
+    "tiny": ["--stage1-samples", "20000", "--crude-sculpt-samples", "40000", "--sculpt-samples", "100000",
+             "--final-sculpt-samples", "100000", "--margin-samples", "200000", "--rounds", "2", "--net-tuples", "500",
+             "--test-samples", "1000"],
+    "small": ["--stage1-samples", "100000", "--crude-sculpt-samples", "200000", "--sculpt-samples", "400000",
+              "--final-sculpt-samples", "1000000", "--margin-samples", "1000000", "--rounds", "3",
+              "--net-tuples", "2000", "--test-samples", "2000"],
+    "default": [],
+}
+FAULT_SHAPES = [(8, 2, 2), (16, 2, 2), (16, 2, 3), (8, 3, 2)]
+
+
+def clean_configurations():
+    configs = []
+    for d in (8, 16, 32):
+        for k in (2, 3):
+            for m in (2, 3):
+                for budget in ("tiny", "small"):
+                    for seed in (1, 2, 3, 4):
+                        configs.append({"d": d, "k": k, "m": m, "budget": budget, "seed": seed, "variant": "extended"})
+                configs.append({"d": d, "k": k, "m": m, "budget": "tiny", "seed": 1, "variant": "paper"})
+    for d, k in ((8, 2), (16, 2), (8, 3), (16, 3)):
+        for seed in (1, 2):
+            configs.append({"d": d, "k": k, "m": 2, "budget": "default", "seed": seed, "variant": "extended"})
+    return configs
+
+
+def fault_configurations():
+    return [{"d": d, "k": k, "m": m, "budget": "tiny", "seed": 1, "variant": "extended", "fault": stage}
+            for d, k, m in FAULT_SHAPES for stage in STAGES]
+
+
+def name_of(c):
+    base = f"d{c['d']}_k{c['k']}_m{c['m']}_seed{c['seed']}_{c['budget']}_{c['variant']}"
+    return base + (f"_fault{c['fault']}" if "fault" in c else "")
+
+
+def instance_path(runs, c, tool):
+    path = os.path.join(runs, f"d{c['d']}_k{c['k']}_m{c['m']}_seed{c['seed']}.json")
+    if not os.path.exists(path):
+        cmd = [tool, "generate", "--d", str(c["d"]), "--k", str(c["k"]), "--m", str(c["m"]), "--scale", "6",
+               "--seed", str(c["seed"]), "-o", path]
+        subprocess.run(cmd, check=True, capture_output=True)
+    return path
+
+
+def run_one(c, args):
+    name = name_of(c)
+    log = os.path.join(args.runs, name + ".log")
+    report = os.path.join(args.runs, name + ".report.json")
+    result = os.path.join(args.runs, name + ".result.json")
+    if args.reuse and os.path.exists(result):
+        with open(result) as f:
+            return json.load(f)
+    tool = args.faulty if "fault" in c else args.tool
+    cmd = [tool, "learn", instance_path(args.runs, c, args.tool), "--seed", "1", "--variant", c["variant"],
+           "--threads", str(args.threads), "--report", report] + BUDGETS[c["budget"]]
+    env = dict(os.environ)
+    env.pop("MHALEARN_INJECT_FAULT", None)
+    if "fault" in c:
+        env["MHALEARN_INJECT_FAULT"] = c["fault"]
+    start = time.time()
+    with open(log, "w") as f:
+        f.write("$ " + ("MHALEARN_INJECT_FAULT=" + c["fault"] + " " if "fault" in c else "") + " ".join(cmd) + "\n")
+        f.flush()
+        status = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+    seconds = time.time() - start
+    rows, warnings, disagreeing = 0, 0, []
+    if os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+        for r in rep.get("reference", []):
+            rows += 1
+            if r["verdict"] == "DISAGREE":
+                disagreeing.append(r["stage"])
+        warnings = sum(1 for d in rep.get("diagnostics", []) if d["warning"])
+    out = dict(c, exit=status, seconds=round(seconds, 1), reference_rows=rows, warnings=warnings,
+               disagreeing=disagreeing)
+    with open(result, "w") as f:
+        json.dump(out, f)
+    return out
+
+
+def page(clean, faults, command):
+    lines = ["# False alarms of the learner's verdict, measured", "",
+             "Generated by `scripts/false_alarms.py` — the command:", "", "```sh", command, "```", "",
+             "Every run is `mhalearn learn` with its reference step on (the default: every stage's fast path against "
+             "its reference on the run's own inputs, src/learn/reference_checks.hpp). Exit 4 means a fast path "
+             "disagreed with its reference beyond the derived bound after escalation; a statistical shortfall "
+             "(the body not thin across the hull, the proxy far from the minimum-norm point of K, K empty) is a "
+             "warning and leaves the exit status 0 (exit 1: the run could not finish, e.g. a stage found too few "
+             "events). Instances: `mhalearn generate --d D --k K --m M --scale 6 --seed S`; sample seed 1.", ""]
+    exits4 = [r for r in clean if r["exit"] == 4]
+    by_exit = {}
+    for r in clean:
+        by_exit[r["exit"]] = by_exit.get(r["exit"], 0) + 1
+    lines += ["## Clean runs", "",
+              f"**{len(clean)} configurations, exit 4 in {len(exits4)}.** Exit statuses: " +
+              ", ".join(f"{k}: {v}" for k, v in sorted(by_exit.items())) +
+              f"; reference rows compared in all: {sum(r['reference_rows'] for r in clean)}; runs with a warning "
+              f"(a diagnostic): {sum(1 for r in clean if r['warnings'])}; wall time in all "
+              f"{sum(r['seconds'] for r in clean) / 60:.0f} min.", "",
+              "| shape | budget | variant | seeds | exit statuses | reference rows | warnings | seconds (each) |",
+              "|---|---|---|---|---|---|---|---|"]
+    groups = {}
+    for r in clean:
+        groups.setdefault((r["d"], r["k"], r["m"], r["budget"], r["variant"]), []).append(r)
+    for (d, k, m, budget, variant), rs in sorted(groups.items()):
+        lines.append(f"| ({d},{k},{m}) | {budget} | {variant} | {', '.join(str(r['seed']) for r in rs)} | "
+                     f"{', '.join(str(r['exit']) for r in rs)} | {', '.join(str(r['reference_rows']) for r in rs)} | "
+                     f"{', '.join(str(r['warnings']) for r in rs)} | {', '.join(str(round(r['seconds'])) for r in rs)} |")
+    caught = [r for r in faults if r["exit"] == 4]
+    lines += ["", "## Runs with a stage's fault switch on", "",
+              f"**{len(faults)} runs, exit 4 in {len(caught)}.** `mhalearn_faulty` with MHALEARN_INJECT_FAULT=<stage> "
+              "swaps that stage's fast path for its deliberately wrong copy (src/verify/faults.hpp), the one the "
+              "learner's steps and its reference step then use.", "",
+              "| shape | " + " | ".join(STAGES) + " |", "|---|" + "---|" * len(STAGES)]
+    for shape in FAULT_SHAPES:
+        cells = []
+        for stage in STAGES:
+            r = next((r for r in faults if (r["d"], r["k"], r["m"]) == shape and r["fault"] == stage), None)
+            cells.append("–" if r is None else f"exit {r['exit']}" + (f" ({', '.join(r['disagreeing'])})"
+                                                                      if r["disagreeing"] else ""))
+        lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+    lines += ["", "(In parentheses: the stages of the rows that disagreed; 2 and 4 share the certification fast "
+              "path, so either fault shows in both.)", ""]
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tool", required=True)
+    p.add_argument("--faulty", required=True)
+    p.add_argument("--runs", default="docs/verify/false_alarms")
+    p.add_argument("--out", default="docs/verify/false_alarms.md")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--reuse", action="store_true")
+    p.add_argument("--only", choices=["clean", "faults"])
+    args = p.parse_args()
+    os.makedirs(args.runs, exist_ok=True)
+    clean, faults = [], []
+    if args.only != "faults":
+        for c in clean_configurations():
+            r = run_one(c, args)
+            clean.append(r)
+            print(f"{name_of(c)}: exit {r['exit']} in {r['seconds']:.0f} s", flush=True)
+    if args.only != "clean":
+        for c in fault_configurations():
+            r = run_one(c, args)
+            faults.append(r)
+            print(f"{name_of(c)}: exit {r['exit']} in {r['seconds']:.0f} s", flush=True)
+    command = "scripts/false_alarms.py --tool build/release/mhalearn --faulty build/release/mhalearn_faulty " + \
+              f"--threads {args.threads} --reuse"
+    if args.only is None:
+        with open(args.out, "w") as f:
+            f.write(page(clean, faults, command))
+    bad = sum(r["exit"] == 4 for r in clean) + sum(r["exit"] != 4 for r in faults)
+    print(f"clean: {len(clean)} runs, exit 4 in {sum(r['exit'] == 4 for r in clean)}; "
+          f"faults: {len(faults)} runs, exit 4 in {sum(r['exit'] == 4 for r in faults)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+#include "learn/reference_checks.hpp"
+
+#include "stages/stage5/check.hpp"
+#include "stages/stage5/widths.hpp"
+#include "util/format.hpp"
+
+#include <algorithm>
+
+namespace mha {
+
+namespace {
+
+// How much of each stage's input the reference re-computes: effort, not a
+// tolerance (the MPFR paths cost 10²–10³ times the fast ones). The same sizes
+// as `mhalearn verify`'s defaults (verify/verify.hpp) where a stage has one.
+constexpr int64_t kStage1Samples = 2000;
+constexpr int64_t kCertificationSamples = 200;  // × k rows
+constexpr int64_t kSelectionSamples = 1000;     // every row re-decided
+constexpr int64_t kForwardSamples = 64;
+constexpr int64_t kLeastSquaresSamples = 256;
+constexpr int64_t kNetSamples = 32;             // training, and as many for validation
+constexpr int64_t kNetTuples = 28;              // the coarse exhaustive level
+constexpr int64_t kPolishSamples = 256;
+constexpr int64_t kGradientSamples = 8;
+// Diagnostic thresholds (stated, not derived: they choose when a statistical
+// outcome is worth a warning, never a verdict): the proxy counts as far from the
+// minimum-norm point of K beyond this relative distance.
+constexpr double kProxyFar = 0.1;
+
+bool checks_on(const Pipeline& p) { return p.o.reference; }
+
+// Stages 3 (the QP) and 5 (the MPFR SVD) grow as (d²)³: beyond the option, a row
+// that says so and compares nothing.
+bool large_reference_allowed(Pipeline& p, const char* stage, const std::string& quantity) {
+  if (int64_t{p.d} * p.d <= p.o.reference_max_unknowns) return true;
+  Comparison c;
+  c.stage = stage;
+  c.quantity = quantity;
+  c.detail = format("not run: d² = %d unknowns > %d (raise --reference-max-unknowns)", p.d * p.d,
+                    p.o.reference_max_unknowns);
+  p.check(p.rep.best_round, c);
+  return false;
+}
+
+// The proxy's reference row, and its diagnostics; false when the certified QP proves K empty.
+bool check_proxy(Pipeline& p, const SculptResult& body) {
+  if (!large_reference_allowed(p, "3", "the minimum-norm point of K")) return true;
+  Eigen::VectorXd reference;
+  p.check(p.rep.best_round, check_min_norm_point(body.body, p.o.fast.min_norm, &reference));
+  if (reference.size() == 0) {
+    p.diagnose({"3", p.rep.best_round, "K empty",
+                "the certified QP finds no point of the selected body in the ball: the paper's proxy does not exist "
+                "there (the learner's proxy is the least-squares centre)",
+                true});
+    return false;
+  }
+  const double distance = (body.centre.x0 - reference).norm() / std::max(reference.norm(), 1e-300);
+  p.diagnose({"3", p.rep.best_round, "proxy against the minimum-norm point of K",
+              format("‖x0 − P_min‖/‖P_min‖ = %.3g for the least-squares centre x0 the learner uses (warning above %.2g)",
+                     distance, kProxyFar),
+              distance > kProxyFar});
+  return true;
+}
+
+// `body_nonempty`: the LP-width diagnostic needs a point of K (else the "K empty" one says it all).
+void check_span_of(Pipeline& p, const SculptResult& body, bool body_nonempty) {
+  if (!large_reference_allowed(p, "5", "the span of the selected body")) return;
+  const SpanResult span = p.o.fast.span(body.body, body.centre, p.m, SpanOptions{});
+  p.check(p.rep.best_round, check_span(body.body, span, p.m, SpanOptions{}));
+  if (span.dimension_fast != p.m - 1)
+    p.diagnose({"5", p.rep.best_round, "hull dimension by the gap",
+                format("%d free directions by the singular-value gap (largest ratio %.3g), m − 1 = %d", span.dimension_fast,
+                       span.gap, p.m - 1),
+                true});
+  if (!body_nonempty) return;
+  const BodyWidths widths = body_widths(body.body, body.centre, p.m, WidthsOptions{});
+  p.diagnose({"5", p.rep.best_round, "body thin across the hull",
+              format("%d of %d candidate directions wide by LP widths (m − 1 = %d), largest angle to the SVD's hull "
+                     "directions %.3g rad (at most %.2g to count as thin): %s",
+                     widths.dimension, int(widths.candidate_widths.size()), p.m - 1, widths.angle, WidthsOptions{}.max_angle,
+                     widths.thin ? "thin" : "not thin"),
+              !widths.thin});
+}
+
+}  // namespace
+
+void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples) {
+  if (!checks_on(p)) return;
+  p.check(-1, check_stage1(p.source, nullptr, first, std::min(samples, kStage1Samples), p.o.fast.stage1));
+}
+
+void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptOptions& options,
+                      const ResculptResult& result) {
+  if (!checks_on(p) || result.sculpt.report.samples == 0) return;
+  const uint64_t first = options.sculpt.first_sample + static_cast<uint64_t>(result.pilot_samples);
+  CertifyOptions co = options.sculpt.certify;
+  co.tau = result.sculpt.report.tau_effective;
+  BodyOptions bo;
+  bo.radius = options.sculpt.radius;
+  const auto rows = certification_rows(p.source, w_sum, first, std::min(result.sculpt.report.samples, kCertificationSamples));
+  p.check(round, check_certification(round == 0 ? "2" : "4", rows, co, p.m, p.truth, bo, p.o.fast.certify, p.o.fast.slabs));
+}
+
+void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, const MarginResult& result,
+                      uint64_t first) {
+  if (!checks_on(p)) return;
+  p.check(round, check_margin(p.source, proxies, result, first, kSelectionSamples));
+}
+
+void check_selected_round(Pipeline& p, const LearnRound& best) {
+  if (!checks_on(p)) return;
+  const Layer& layer = best.net.layer;
+  p.check(p.rep.best_round, check_forward(layer, p.source.draw(0, kForwardSamples, 1).x, p.o.fast.forward));
+  // The body the selected layer came from: none under the hull oracle, an unused one under the stage-6 oracle.
+  if (best.sculpt && !p.o.oracle.stage6) {
+    const bool nonempty = check_proxy(p, *best.sculpt);
+    check_span_of(p, *best.sculpt, nonempty);
+  }
+  std::vector<MatD> thetas;
+  for (const auto& h : layer.heads) thetas.push_back(h.theta);
+  NetOptions net;
+  net.train_samples = net.validation_samples = kNetSamples;
+  net.max_tuples = kNetTuples;
+  net.radius = p.o.sculpt.sculpt.radius;
+  p.check(p.rep.best_round, check_stage6(p.source, thetas, 0, kLeastSquaresSamples, best.span.hull_point,
+                                         best.span.hull_directions, net, p.o.fast.w_least_squares, p.o.fast.net));
+}
+
+void check_polish_start(Pipeline& p, const Layer& start) {
+  if (!checks_on(p)) return;
+  p.check(-1, check_polish(start, p.source, 0, kPolishSamples, kGradientSamples, p.o.fast.squared_error));
+}
+
+}  // namespace mha

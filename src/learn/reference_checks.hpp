@@ -1,0 +1,40 @@
+// The learner's reference step (LearnOptions::reference; internal to src/learn/):
+// each stage's fast path against its reference path on the run's own inputs, with
+// the stage's check function — the functions `mhalearn verify` calls on oracle
+// inputs — and the run's diagnostics. Each appends rows to the report as the
+// inputs become available, and does nothing when the options turn it off.
+//
+//   1        the first samples of stage 1's range, with their labels (check_stage1)
+//   2, 4     every row of the first samples a sculpting round examined, with that
+//            round's Ŵ and options, and the bodies both paths build from them
+//            (check_certification)
+//   3        the fit and the selection of every stage-3 run (check_margin); on the
+//            selected round, the minimum-norm point of its body (check_min_norm_point)
+//   5        the span of the selected round's body (check_span)
+//   6        least squares for W at the selected layer's Θ on the validation samples,
+//            and the net's exhaustive level on its hull, coarse (check_stage6)
+//   forward  the selected layer on the first validation samples (check_forward)
+//   polish   polishing's objective at the layer it started from (check_polish): at the
+//            polished layer the objective is rounding itself, where no comparison of
+//            two roundings can tell a relative fault from noise
+//
+// The diagnostics — statistical outcomes, never disagreements: the selected body not
+// thin across the hull (LP widths), the hull dimension read off the gap not m − 1,
+// the proxy's distance from the minimum-norm point of K, K proved empty.
+#pragma once
+
+#include "learn/pipeline.hpp"
+
+#include <vector>
+
+namespace mha {
+
+void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples);
+void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptOptions& options,
+                      const ResculptResult& result);
+void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, const MarginResult& result,
+                      uint64_t first);
+void check_selected_round(Pipeline& p, const LearnRound& best);
+void check_polish_start(Pipeline& p, const Layer& start);
+
+}  // namespace mha

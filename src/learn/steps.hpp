@@ -1,0 +1,49 @@
+// The learner's steps (internal to src/learn/): each stage run on the pipeline's
+// stream — or replaced by the truth under an oracle — with its report record and,
+// when the options ask for them, its reference check (learn/reference_checks.hpp).
+// learner.cpp's driver calls them between safe points.
+#pragma once
+
+#include "learn/pipeline.hpp"
+
+#include <vector>
+
+namespace mha {
+
+// Stage 1: Ŵ (the crude W_Σ), or the exact W_Σ under the stage-1 oracle.
+MatD run_stage1(Pipeline& p);
+
+// Stage 2 (round 0) or 4: sculpt with the current W_Σ and an adaptive τ; the body is
+// empty when no row was certified (the report's message says why). `final_index`:
+// which final round this is (0, 1, …; −1: not a final round); the j-th has 2^j times
+// the budget.
+SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, int final_index);
+
+// Stage 5 on a sculpted body, or the true affine hull (hull oracle).
+SpanResult run_span(Pipeline& p, int round, const SculptResult& sculpt);
+SpanResult true_hull(const Pipeline& p);
+
+// Stage 6 over `cur.span`'s hull, or the true layer (stage-6 oracle); false (with the
+// report's message set) when the net cannot run.
+bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation);
+
+// Stage 3's proxies and the stage itself (or the exact W_Σ under the stage-3 oracle).
+struct MarginProxies {
+  std::vector<MatD> thetas;
+  bool heads = false;  // the net's heads (else the body's centre)
+};
+MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round);
+MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies);
+
+// Polishing from `start` on the samples from `first_sample`; the result replaces the
+// layer only when validation agrees. Then the final fit when polishing reached a
+// noise floor, and the noise report from the last fit (learn/noise.hpp).
+PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sample, const Layer& start,
+                        LearnResult& result);
+void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, uint64_t first, const PolishReport& polish,
+                   LearnResult& result);
+
+// The extended variant's final stage-4 round budget (0 in the options: by m).
+int64_t final_sculpt_budget(const LearnOptions& o);
+
+}  // namespace mha

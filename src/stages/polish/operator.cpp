@@ -1,0 +1,130 @@
+#include "stages/polish/operator.hpp"
+
+#include "numeric/softmax.hpp"
+
+namespace mha {
+
+AttentionLinearization::AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads)
+    : xs_(xs),
+      k_(xs.empty() ? 0 : static_cast<int>(xs.front().rows())),
+      d_(layer.d()),
+      m_(layer.m()),
+      threads_(threads),
+      attention_(xs.size() * layer.m()),
+      values_(xs.size() * layer.m()) {
+  const int64_t n = static_cast<int64_t>(xs.size());
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t t = 0; t < n; ++t)
+    for (int i = 0; i < m_; ++i) {
+      const MatD& x = xs_[t];
+      attention_[t * m_ + i] = softmax_rows<double>(x * layer.heads[i].theta * x.transpose());
+      values_[t * m_ + i] = x * layer.heads[i].w;
+    }
+}
+
+MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
+  const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_;
+  MatD out = MatD::Zero(n * k_, d_);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t t = 0; t < n; ++t) {
+    const MatD& x = xs_[t];
+    for (int i = 0; i < m_; ++i) {
+      const MatD& a = attention_[t * m_ + i];
+      const MatD logit_change = x * Eigen::Map<const MatD>(v.data() + i * dd, d_, d_) * x.transpose();
+      MatD attention_change(k_, k_);
+      for (int r = 0; r < k_; ++r) {
+        const double mean = a.row(r).dot(logit_change.row(r));
+        for (int l = 0; l < k_; ++l) attention_change(r, l) = a(r, l) * (logit_change(r, l) - mean);
+      }
+      out.middleRows(t * k_, k_) += attention_change * values_[t * m_ + i];
+    }
+  }
+  return out;
+}
+
+template <class PerSample>
+Eigen::VectorXd AttentionLinearization::ordered_sum(const PerSample& per_sample) const {
+  const int64_t n = static_cast<int64_t>(xs_.size());
+  const int64_t chunks = (n + kSampleChunk - 1) / kSampleChunk;
+  std::vector<Eigen::VectorXd> partial(chunks, Eigen::VectorXd::Zero(parameters()));
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t ch = 0; ch < chunks; ++ch)
+    for (int64_t t = ch * kSampleChunk; t < std::min(n, (ch + 1) * kSampleChunk); ++t) per_sample(t, partial[ch]);
+  Eigen::VectorXd total = Eigen::VectorXd::Zero(parameters());
+  for (const auto& p : partial) total += p;
+  return total;
+}
+
+Eigen::VectorXd AttentionLinearization::apply_transpose(const MatD& r) const {
+  const int64_t dd = int64_t{d_} * d_;
+  return ordered_sum([&](int64_t t, Eigen::VectorXd& out) {
+    const MatD& x = xs_[t];
+    for (int i = 0; i < m_; ++i) {
+      const MatD& a = attention_[t * m_ + i];
+      const MatD rho = r.middleRows(t * k_, k_) * values_[t * m_ + i].transpose();  // ρ[a,l] = r_a · V_l
+      MatD s(k_, k_);
+      for (int row = 0; row < k_; ++row) {
+        const double mean = a.row(row).dot(rho.row(row));
+        for (int l = 0; l < k_; ++l) s(row, l) = a(row, l) * (rho(row, l) - mean);
+      }
+      Eigen::Map<MatD>(out.data() + i * dd, d_, d_) += x.transpose() * s * x;
+    }
+  });
+}
+
+Eigen::VectorXd AttentionLinearization::gram_diagonal() const {
+  const int64_t dd = int64_t{d_} * d_;
+  return ordered_sum([&](int64_t t, Eigen::VectorXd& out) {
+    const MatD& x = xs_[t];
+    for (int i = 0; i < m_; ++i) {
+      const MatD& a = attention_[t * m_ + i];
+      const MatD& v = values_[t * m_ + i];
+      for (int row = 0; row < k_; ++row) {
+        // centred(l, c) = A[row,l](V[l,c] − ȳ[c]); row c of centredᵀ X is g_{i,row,c}
+        const Eigen::RowVectorXd y_head = a.row(row) * v;
+        MatD centred(k_, d_);
+        for (int l = 0; l < k_; ++l) centred.row(l) = a(row, l) * (v.row(l) - y_head);
+        const MatD g = centred.transpose() * x;
+        const Eigen::RowVectorXd g_squares = g.cwiseAbs2().colwise().sum();  // Σ_c g_{i,row,c}[q]²
+        Eigen::Map<MatD>(out.data() + i * dd, d_, d_) +=
+            x.row(row).cwiseAbs2().transpose() * g_squares;  // x_row[p]² · Σ_c g[q]²
+      }
+    }
+  });
+}
+
+Eigen::MatrixXd AttentionLinearization::head_gram_block(int head) const {
+  const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_, rows = n * k_ * k_;
+  Eigen::MatrixXd z(rows, dd), kz(rows, dd);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t t = 0; t < n; ++t) {
+    const MatD& x = xs_[t];
+    const MatD& a = attention_[t * m_ + head];
+    const MatD& v = values_[t * m_ + head];
+    for (int row = 0; row < k_; ++row) {
+      const Eigen::RowVectorXd y_head = a.row(row) * v;
+      MatD centred(k_, d_);
+      for (int l = 0; l < k_; ++l) centred.row(l) = a(row, l) * (v.row(l) - y_head);
+      const MatD weights = centred * centred.transpose();  // K (k × k)
+      const int64_t first = (t * k_ + row) * k_;
+      for (int l = 0; l < k_; ++l) {
+        const MatD outer = x.row(row).transpose() * x.row(l);  // x_row ⊗ x_l, row-major (p, q)
+        z.row(first + l) = Eigen::Map<const Eigen::RowVectorXd>(outer.data(), dd);
+      }
+      kz.middleRows(first, k_) = weights * z.middleRows(first, k_);
+    }
+  }
+  // Fixed-width column chunks: each chunk's product has the same shape (and so
+  // the same summation order) whatever the thread count.
+  constexpr int64_t kColumnChunk = 256;
+  const int64_t chunks = (dd + kColumnChunk - 1) / kColumnChunk;
+  Eigen::MatrixXd block(dd, dd);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t begin = ch * kColumnChunk, size = std::min(dd, begin + kColumnChunk) - begin;
+    block.middleCols(begin, size).noalias() = z.transpose() * kz.middleCols(begin, size);
+  }
+  return block;
+}
+
+}  // namespace mha

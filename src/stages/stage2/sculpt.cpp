@@ -1,0 +1,246 @@
+#include "stages/stage2/sculpt.hpp"
+
+#include "util/progress.hpp"
+
+#include <Eigen/SVD>
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <unordered_set>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace mha {
+
+double default_sigma_min(int d, int k, int m) {
+  return std::max(0.05, 0.5 * (std::sqrt(double(d)) - std::sqrt(double(k) * m)));
+}
+
+namespace {
+// A certified row as the merge sees it: its slabs and what the report counts.
+struct CertifiedRow {
+  double relative_residual = 0;
+  int64_t sample = 0;
+  int row = 0;
+  bool sigma_violated = false;  // σ_min(C) below the assumed bound (truth only)
+  std::vector<SlabConstraint> slabs;
+};
+
+struct SampleOutcome {
+  std::vector<CertifiedRow> rows;
+  std::array<int64_t, 6> verdicts{};
+};
+
+// FNV-1a over a slab's normal and centre: equal slabs hash equally (−0.0 is
+// hashed as +0.0: the normals of X and −X differ only in the signs of their
+// zeros). A collision can only drop a genuine slab (the body gets looser, never wrong).
+uint64_t slab_hash(const SlabConstraint& s) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](double v) {
+    v += 0.0;  // −0.0 + 0.0 = +0.0
+    unsigned char c[sizeof(double)];
+    std::memcpy(c, &v, sizeof(double));
+    for (unsigned char byte : c) h = (h ^ byte) * 1099511628211ULL;
+  };
+  for (double v : s.a) mix(v);
+  mix(s.b);
+  return h;
+}
+
+// The rows kept so far, merged in sample order whatever the thread count.
+// threshold: every certified row; best_rows: the certified rows of smallest
+// relative residual, just enough for the target (a max-heap on the residual,
+// later rows first among equals, drops its worst row while the rest still reach it).
+class RowSelection {
+ public:
+  RowSelection(SculptOptions::Selection mode, int64_t target, bool distinct)
+      : mode_(mode), target_(target), distinct_(distinct) {}
+
+  void offer(CertifiedRow r) {
+    if (distinct_) drop_duplicates(r);
+    if (r.slabs.empty()) return;
+    constraints_ += static_cast<int64_t>(r.slabs.size());
+    rows_.push_back(std::move(r));
+    if (mode_ == SculptOptions::Selection::threshold) return;
+    std::push_heap(rows_.begin(), rows_.end(), worse_first);
+    while (constraints_ - static_cast<int64_t>(rows_.front().slabs.size()) >= target_) {
+      constraints_ -= static_cast<int64_t>(rows_.front().slabs.size());
+      std::pop_heap(rows_.begin(), rows_.end(), worse_first);
+      rows_.pop_back();
+      ++dropped_;
+    }
+  }
+  int64_t constraints() const { return constraints_; }
+  // best_rows: a row above this residual cannot enter any more (the worst kept
+  // one once the target is reached; it only decreases), so certification may
+  // reject it outright; +inf before.
+  double cutoff() const {
+    if (mode_ == SculptOptions::Selection::threshold || constraints_ < target_) return std::numeric_limits<double>::infinity();
+    return rows_.front().relative_residual;
+  }
+  int64_t dropped_rows() const { return dropped_; }
+  int64_t duplicates() const { return duplicates_; }
+  // The kept rows in sample order (the body does not depend on how they arrived).
+  std::vector<CertifiedRow> take_rows() {
+    std::sort(rows_.begin(), rows_.end(),
+              [](const CertifiedRow& x, const CertifiedRow& y) { return std::tie(x.sample, x.row) < std::tie(y.sample, y.row); });
+    return std::move(rows_);
+  }
+
+ private:
+  static bool worse_first(const CertifiedRow& x, const CertifiedRow& y) {  // heap order: the worst row on top
+    return std::tie(x.relative_residual, x.sample, x.row) < std::tie(y.relative_residual, y.sample, y.row);
+  }
+  void drop_duplicates(CertifiedRow& r) {
+    std::vector<SlabConstraint> fresh;
+    for (auto& slab : r.slabs)
+      if (seen_.insert(slab_hash(slab)).second) fresh.push_back(std::move(slab));
+      else ++duplicates_;
+    r.slabs = std::move(fresh);
+  }
+
+  SculptOptions::Selection mode_;
+  int64_t target_;
+  bool distinct_;
+  std::vector<CertifiedRow> rows_;
+  std::unordered_set<uint64_t> seen_;
+  int64_t constraints_ = 0, dropped_ = 0, duplicates_ = 0;
+};
+
+double smallest_singular_value_c(const Layer& layer, const MatD& x) {
+  const int k = static_cast<int>(x.rows()), d = layer.d(), m = layer.m();
+  MatD c(k * m, d);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < k; ++j) c.row(i * k + j) = x.row(j) * layer.heads[i].w;
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(c);
+  return svd.singularValues().minCoeff();
+}
+
+// The lemma's promise for the body's hull (stage2_sculpt.hpp, SculptReport): the
+// weighted errors of a point inside every slab are at most 1 each, and the least
+// squares moves them by at most 1/s along each constrained direction.
+void predict_hull_distance(const ConvexBody::Centre& c, const ConvexBody& body, int free, SculptReport& rep) {
+  const Eigen::VectorXd& s = c.singular_values;  // ascending
+  rep.hull_point_norm = c.x0.norm();
+  if (free >= s.size() || !(s(free) > 0)) {
+    rep.hull_distance_bound = rep.hull_distance_typical = std::numeric_limits<double>::infinity();
+    return;
+  }
+  rep.hull_distance_bound = std::sqrt(double(body.size())) / s(free);
+  double sum = 0;
+  for (Eigen::Index j = free; j < s.size(); ++j) sum += 1.0 / (s(j) * s(j));
+  rep.hull_distance_typical = std::sqrt(sum);
+}
+
+SculptTruth measure_truth(const ConvexBody& body, const ConvexBody::Centre& centre, const Layer& truth) {
+  SculptTruth t;
+  const int d = truth.d();
+  std::vector<Eigen::VectorXd> thetas;
+  for (const auto& h : truth.heads) {
+    Eigen::VectorXd th = Eigen::Map<const Eigen::VectorXd>(h.theta.data(), d * d);
+    thetas.push_back(th);
+    t.theta_violation.push_back(body.max_violation(th));
+    t.theta_in_ball.push_back(th.norm() <= body.radius());
+    const Eigen::VectorXd rel = th - centre.x0;
+    const Eigen::VectorXd proj = centre.x0 + centre.free_basis.transpose() * (centre.free_basis * rel);
+    t.hull_error = std::max(t.hull_error, (proj - th).norm() / th.norm());
+  }
+  // Principal angles between span{Θ_i − Θ_0} and the estimated free directions.
+  if (thetas.size() >= 2 && centre.free_basis.rows() == static_cast<Eigen::Index>(thetas.size()) - 1) {
+    Eigen::MatrixXd dirs(d * d, thetas.size() - 1);
+    for (size_t i = 1; i < thetas.size(); ++i) dirs.col(i - 1) = thetas[i] - thetas[0];
+    const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(dirs).householderQ() *
+                              Eigen::MatrixXd::Identity(d * d, thetas.size() - 1);
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(centre.free_basis * q);
+    const double cos_min = std::clamp(svd.singularValues().minCoeff(), 0.0, 1.0);
+    t.hull_angle = std::acos(cos_min);
+  }
+  return t;
+}
+}  // namespace
+
+SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, const SculptOptions& o, const Layer* truth) {
+  const auto start = std::chrono::steady_clock::now();
+  const int k = source.k(), d = source.d();
+  const int64_t target = o.target_constraints > 0 ? o.target_constraints : 3 * int64_t{d} * d;
+  const bool best_rows = o.selection == SculptOptions::Selection::best_rows;
+  CertifyOptions certify = o.certify;
+  SculptResult result{ConvexBody(d * d, o.radius), {}, {}};
+  SculptReport& rep = result.report;
+  RowSelection selection(o.selection, target, o.distinct_constraints);
+  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample));
+  const int64_t batch_size = 65536;
+  Progress progress("stage 2: sculpt", limit);
+  int64_t drawn = 0;
+  while (drawn < limit && (best_rows || selection.constraints() < target)) {
+    const int64_t count = std::min(batch_size, limit - drawn);
+    const LabelledBatch batch = source.draw(o.first_sample + drawn, count, o.threads);
+    std::vector<SampleOutcome> outcomes(count);
+    if (best_rows) certify.tau = selection.cutoff();  // the selection applies the residual
+#pragma omp parallel for schedule(dynamic, 256) num_threads(o.threads)
+    for (int64_t s = 0; s < count; ++s) {
+      const MatD x = batch.x.sample(s);
+      const MatD y = Eigen::Map<const MatD>(batch.y.data() + s * k * d, k, d);
+      const MatD b = x * w_hat;
+      SampleOutcome& out = outcomes[s];
+      for (int a = 0; a < (o.all_rows ? k : 1); ++a) {
+        const RowCertificate cert = certify_row_fast(x, y, b, a, certify);
+        ++out.verdicts[static_cast<int>(cert.verdict)];
+        if (cert.verdict != RowVerdict::certified) continue;
+        CertifiedRow row{cert.relative_residual, drawn + s, a, false, slabs_of_row(x, a, cert)};
+        if (truth) row.sigma_violated = smallest_singular_value_c(*truth, x) < o.certify.sigma_min;
+        out.rows.push_back(std::move(row));
+      }
+    }
+    for (auto& out : outcomes) {
+      for (int v = 0; v < 6; ++v) rep.verdicts[v] += out.verdicts[v];
+      for (auto& row : out.rows) selection.offer(std::move(row));
+    }
+    drawn += count;
+    progress.update(drawn);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (o.max_seconds > 0 && elapsed > o.max_seconds) break;
+  }
+  // Rows certified at τ = ∞ but not among the best count as above τ_effective.
+  rep.verdicts[static_cast<int>(RowVerdict::certified)] -= selection.dropped_rows();
+  rep.verdicts[static_cast<int>(RowVerdict::residual_too_large)] += selection.dropped_rows();
+  rep.duplicate_constraints = selection.duplicates();
+  rep.tau_effective = best_rows ? 0 : o.certify.tau;
+  int64_t sigma_violated = 0;
+  for (CertifiedRow& row : selection.take_rows()) {
+    if (row.row == 0) ++rep.rows_certified_first_row;
+    if (row.sigma_violated) ++sigma_violated;
+    if (best_rows) rep.tau_effective = std::max(rep.tau_effective, row.relative_residual);
+    for (auto& slab : row.slabs) result.body.add(Slab{std::move(slab.a), slab.b, slab.eta});
+  }
+  rep.constraints = static_cast<int64_t>(result.body.size());
+  if (truth) {
+    rep.truth.emplace();
+    rep.truth->sigma_assumption_violated = sigma_violated;
+  }
+  rep.samples = drawn;
+  rep.rows_certified = rep.verdicts[static_cast<int>(RowVerdict::certified)];
+  for (auto v : rep.verdicts) rep.rows_examined += v;
+  rep.budget_exhausted = rep.constraints < target;
+  const double certify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.rows_per_second = rep.rows_examined / std::max(certify_seconds, 1e-9);
+  if (result.body.size() > 0) {
+    result.centre = result.body.least_squares_centre(m - 1);
+    rep.numerical_rank = result.centre.rank;
+    rep.gap = result.centre.gap;
+    const Eigen::VectorXd& sv = result.centre.singular_values;
+    for (Eigen::Index i = 0; i < std::min<Eigen::Index>(sv.size(), 2 * m); ++i) rep.smallest_singular_values.push_back(sv(i));
+    predict_hull_distance(result.centre, result.body, m - 1, rep);
+    if (truth) {
+      const int64_t violated = rep.truth ? rep.truth->sigma_assumption_violated : 0;
+      rep.truth = measure_truth(result.body, result.centre, *truth);
+      rep.truth->sigma_assumption_violated = violated;
+    }
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace mha

@@ -1,0 +1,45 @@
+// Stage 3 on two paths.
+//
+//   the fit        W_Σ by least squares on the events the fast path kept, against the
+//                  normal equations in MPFR / exact rationals (compare_least_squares,
+//                  proofs/w_least_squares.md, "Fast against reference"), escalated
+//                  128 → 256 bits → exact rationals; with the part
+//   selection      every kept event and every row of the first examined samples
+//                  re-decided with MPFR margins (selection_check.hpp).
+//   the proxy      the minimum-norm point of K (the paper's proxy) by the fast dual
+//                  active-set method (geometry/min_norm_active_set.hpp) against the
+//                  certified QP (ConvexBody::min_norm_point: CLP with an a posteriori
+//                  error bound), within the sum of the two paths' bounds
+//                  (proofs/convex_body_programs.md, "The minimum-norm point on two paths").
+//
+// How far the proxy the learner uses (the least-squares centre, or the net's
+// heads) lies from the minimum-norm point is a statistical property of the
+// body, reported as a diagnostic by the learner, not compared here.
+#pragma once
+
+#include "data/oracle.hpp"
+#include "geometry/convex_body.hpp"
+#include "geometry/min_norm_active_set.hpp"
+#include "numeric/comparison.hpp"
+#include "stages/stage3/margin.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace mha {
+
+// The fit and the selection of `fast`, a run of stage 3 on `source` from
+// `first_sample` with `proxies`; `prefix_samples` rows of examined samples are
+// re-decided. A run without a fit (too few events) compares nothing.
+Comparison check_margin(const SampleSource& source, const std::vector<MatD>& proxies, const MarginResult& fast,
+                        uint64_t first_sample, int64_t prefix_samples);
+
+using MinNormFast = std::function<ActiveSetResult(const ConvexBody&)>;
+
+// The proxy: `fast` (min_norm_point_active_set or a replacement) against the
+// certified QP on the same body. `reference_point`, when given, receives the
+// certified point (empty when the QP found none).
+Comparison check_min_norm_point(const ConvexBody& body, const MinNormFast& fast = min_norm_point_active_set,
+                                Eigen::VectorXd* reference_point = nullptr);
+
+}  // namespace mha

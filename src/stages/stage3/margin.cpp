@@ -1,0 +1,195 @@
+#include "stages/stage3/margin.hpp"
+
+#include "util/progress.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace mha {
+
+double logit_margin(const RowVec<double>& logits, int& argmax) {
+  argmax = 0;
+  for (Eigen::Index b = 1; b < logits.size(); ++b)
+    if (logits(b) > logits(argmax)) argmax = static_cast<int>(b);
+  double second = -INFINITY;
+  for (Eigen::Index b = 0; b < logits.size(); ++b)
+    if (b != argmax) second = std::max(second, logits(b));
+  return logits(argmax) - second;
+}
+
+namespace {
+struct Event {
+  RowVec<double> token;   // x_{j*}
+  RowVec<double> label;   // y_a
+  SelectedEvent where;
+  bool true_not_large = false, true_not_argmax = false;
+};
+
+// Fits W on the kept events and records them as the fit's inputs.
+void least_squares(const std::vector<Event>& events, const std::vector<char>& keep, int d, MarginResult& result) {
+  int64_t n = 0;
+  for (char k : keep) n += k;
+  MatD& r = result.fit_tokens;
+  MatD& t = result.fit_labels;
+  r.resize(n, d);
+  t.resize(n, d);
+  int64_t row = 0;
+  for (size_t e = 0; e < events.size(); ++e)
+    if (keep[e]) {
+      r.row(row) = events[e].token;
+      t.row(row) = events[e].label;
+      ++row;
+    }
+  result.w_sum = Eigen::ColPivHouseholderQR<MatD>(r).solve(t);
+}
+}  // namespace
+
+std::vector<MatD> proxy_logits(const MatD& x, const std::vector<MatD>& proxies) {
+  std::vector<MatD> logits;
+  for (const MatD& p : proxies) logits.push_back(x * p * x.transpose());
+  return logits;
+}
+
+double joint_margin(const std::vector<MatD>& logits, int row, int& argmax) {
+  double margin = INFINITY;
+  for (size_t p = 0; p < logits.size(); ++p) {
+    int j;
+    const double mu = logit_margin(logits[p].row(row), j);
+    if (p == 0) argmax = j;
+    else if (j != argmax) return -INFINITY;
+    margin = std::min(margin, mu);
+  }
+  return margin;
+}
+
+MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const MarginOptions& o, const Layer* truth) {
+  return refine_wsum(source, std::vector<MatD>{proxy}, o, truth);
+}
+
+MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
+                         const Layer* truth) {
+  const auto start = std::chrono::steady_clock::now();
+  const int k = source.k(), d = source.d();
+  MarginResult result;
+  MarginReport& rep = result.report;
+  // Pilot: the margin distribution of the proxy, for an adaptive threshold.
+  const bool adaptive = !(o.fixed_threshold > 0);
+  const int64_t pilot = adaptive ? std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample)) : 0;
+  if (samples_from(source, o.first_sample) == 0) {  // the source ran out: nothing to refine with
+    rep.budget_exhausted = true;
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+  if (!adaptive) rep.threshold = o.fixed_threshold;
+  else {
+    const LabelledBatch batch = source.draw(o.first_sample, pilot, o.threads);
+    std::vector<double> margins(static_cast<size_t>(pilot) * k);
+#pragma omp parallel for schedule(static) num_threads(o.threads)
+    for (int64_t s = 0; s < pilot; ++s) {
+      const std::vector<MatD> logits = proxy_logits(batch.x.sample(s), proxies);
+      for (int a = 0; a < k; ++a) {
+        int j;
+        margins[s * k + a] = joint_margin(logits, a, j);
+      }
+    }
+    const size_t idx = std::min(margins.size() - 1, static_cast<size_t>((1.0 - o.accept_fraction) * margins.size()));
+    std::nth_element(margins.begin(), margins.begin() + idx, margins.end());
+    rep.threshold = margins[idx];
+    rep.pilot_samples = pilot;
+  }
+  const int64_t target = o.target_events > 0 ? o.target_events : 16 * int64_t{d};
+  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample + pilot));
+  std::vector<Event> events;
+  Progress progress("stage 3: margins", limit);
+  int64_t drawn = 0;
+  while (drawn < limit && static_cast<int64_t>(events.size()) < target) {
+    const int64_t count = std::min<int64_t>(262144, limit - drawn);
+    const LabelledBatch batch = source.draw(o.first_sample + pilot + drawn, count, o.threads);
+    std::vector<std::vector<Event>> found(count);
+#pragma omp parallel for schedule(static) num_threads(o.threads)
+    for (int64_t s = 0; s < count; ++s) {
+      const MatD x = batch.x.sample(s);
+      const std::vector<MatD> logits = proxy_logits(x, proxies);
+      for (int a = 0; a < k; ++a) {
+        int j;
+        const double margin = joint_margin(logits, a, j);
+        if (!(margin >= rep.threshold)) continue;
+        Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d),
+                {static_cast<int64_t>(o.first_sample + pilot + drawn + s), a, j, margin}};
+        if (truth)
+          for (const auto& h : truth->heads) {
+            const MatD true_logits = x * h.theta * x.transpose();
+            int tj;
+            const double tm = logit_margin(true_logits.row(a), tj);
+            e.true_not_argmax |= tj != j;
+            e.true_not_large |= tj != j || tm < rep.threshold;
+          }
+        found[s].push_back(std::move(e));
+      }
+    }
+    for (auto& f : found)
+      for (auto& e : f) events.push_back(std::move(e));  // sample order: independent of threads
+    drawn += count;
+    progress.update(drawn);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (o.max_seconds > 0 && elapsed > o.max_seconds) break;
+  }
+  rep.samples = drawn;
+  rep.events = static_cast<int64_t>(events.size());
+  for (const Event& e : events) result.selected.push_back(e.where);
+  rep.budget_exhausted = rep.events < target;
+  if (!events.empty()) {
+    MatD tokens(events.size(), d);
+    for (size_t e = 0; e < events.size(); ++e) tokens.row(e) = events[e].token;
+    rep.event_rank = static_cast<int>(Eigen::ColPivHouseholderQR<MatD>(tokens).rank());
+  }
+  if (rep.event_rank == d) {
+    std::vector<char> keep(events.size(), 1);
+    least_squares(events, keep, d, result);
+    // Robust refit: events where some head was not large-margin have large residuals.
+    std::vector<double> residual(events.size());
+    for (size_t e = 0; e < events.size(); ++e) residual[e] = (events[e].token * result.w_sum - events[e].label).norm();
+    std::vector<double> sorted = residual;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    for (size_t e = 0; e < events.size(); ++e) keep[e] = residual[e] <= o.trim * median;
+    int64_t kept = 0;
+    for (char c : keep) kept += c;
+    if (kept >= d && kept < rep.events) least_squares(events, keep, d, result);
+    rep.events_kept = kept;
+    MatD tokens_kept(kept, d);
+    double residual2 = 0;
+    for (size_t e = 0, row = 0; e < events.size(); ++e)
+      if (keep[e]) {
+        tokens_kept.row(row++) = events[e].token;
+        residual2 += (events[e].token * result.w_sum - events[e].label).squaredNorm();
+      }
+    if (kept > d) {
+      const MatD gram = tokens_kept.transpose() * tokens_kept;
+      const double trace_inverse = gram.ldlt().solve(MatD::Identity(d, d)).trace();
+      rep.standard_error = std::sqrt(std::max(trace_inverse, 0.0) * residual2 / double(kept - d));
+      rep.relative_standard_error = rep.standard_error / std::max(result.w_sum.norm(), 1e-300);
+    }
+  }
+  if (truth && !events.empty()) {
+    MarginTruth t;
+    const MatD w_sum = truth->w_sum();
+    if (result.w_sum.size() > 0) t.w_sum_rel_error = (result.w_sum - w_sum).norm() / w_sum.norm();
+    int64_t not_large = 0, not_argmax = 0;
+    for (const auto& e : events) {
+      not_large += e.true_not_large;
+      not_argmax += e.true_not_argmax;
+    }
+    t.true_not_large_margin = double(not_large) / events.size();
+    t.true_not_argmax = double(not_argmax) / events.size();
+    rep.truth = t;
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace mha

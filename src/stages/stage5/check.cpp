@@ -1,0 +1,208 @@
+#include "stages/stage5/check.hpp"
+#include "util/format.hpp"
+
+#include "numeric/tolerance.hpp"
+#include "stages/stage5/span_reference.hpp"
+
+#include <Eigen/SVD>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace mha {
+
+namespace {
+
+namespace tol = mha::tolerance;
+constexpr double kU = tol::kDoubleUnitRoundoff;
+
+// sin of the largest principal angle between the row spaces of a and b
+// (orthonormal rows): ‖Aᵀ − Bᵀ(B Aᵀ)‖₂, accurate for small angles where acos of
+// the cosine is not. Its rounding (entries of size ≤ 1, 2n-term chains) is below
+// the √p·γ_{16n²} orthogonality allowance of singular_subspace_sin_bound.
+double sin_largest_principal_angle(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  if (a.rows() == 0) return 0;
+  const Eigen::MatrixXd residual = a.transpose() - b.transpose() * (b * a.transpose());
+  return Eigen::JacobiSVD<Eigen::MatrixXd>(residual).singularValues()(0);
+}
+
+// The errors every item carries: ε_M for the fast SVD (tolerance::svd_backward_error),
+// and the reference's own error on a singular value, √δλ with δλ ≤ (γ_N + γ_{16n²})‖M‖_F²
+// at 2^−bits (forming G, then the symmetric eigensolver's backward error), plus
+// one rounding to double.
+struct Errors {
+  double fast = 0;       // ε_M
+  double reference = 0;  // on each singular value of the reference
+  double value() const { return fast + reference; }
+};
+
+Errors errors(const SpanReference& ref, long long rows, long long n) {
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  const double dlambda = (tol::gamma(rows, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius;
+  return {tol::svd_backward_error(rows, n) * ref.frobenius,
+          std::sqrt(dlambda) + kU * ref.singular_values.maxCoeff()};
+}
+
+// The fast gap rule re-applied to every vector of singular values within `e` of
+// the reference's, and to every threshold within `e_threshold` of its: the
+// dimension when all of them give the same one, else nothing (undecided).
+// max(·, floor) is monotone, the ratio increasing in its numerator and
+// decreasing in its denominator, so each ratio ranges over [lo_j, hi_j].
+std::optional<int> decided_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold, int m,
+                                     double min_gap) {
+  const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
+  const double tiny = std::numeric_limits<double>::min();
+  const double floor_lo = std::max(threshold - e_threshold, tiny), floor_hi = std::max(threshold + e_threshold, tiny);
+  std::vector<double> lo(window, 0), hi(window, 0);
+  bool any_may_pass = false;
+  for (Eigen::Index j = 1; j < window; ++j) {
+    lo[j] = std::max(s(j) - e, floor_lo) / std::max(s(j - 1) + e, floor_hi) * (1 - 2 * kU);
+    hi[j] = std::max(s(j) + e, floor_hi) / std::max(s(j - 1) - e, floor_lo) * (1 + 2 * kU);
+    any_may_pass |= hi[j] >= min_gap;
+  }
+  if (!any_may_pass) return 0;
+  for (Eigen::Index j = 1; j < window; ++j) {
+    if (lo[j] < min_gap) continue;
+    bool clear = true;
+    for (Eigen::Index i = 1; i < window; ++i) clear = clear && (i == j || lo[j] > hi[i]);
+    if (clear) return static_cast<int>(j);
+  }
+  return std::nullopt;
+}
+
+ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m,
+                                 const SpanOptions& o) {
+  ComparisonPart part;
+  part.name = "dimension";
+  part.quantity = "free directions by the gap rule (s_j/s_{j−1} ≥ min_gap)";
+  part.compared = 1;
+  const double e_threshold = static_cast<double>(ref.singular_values.size()) * std::numeric_limits<double>::epsilon() *
+                                 e.value() + kU * ref.threshold;
+  const std::optional<int> decided =
+      decided_dimension(ref.singular_values, ref.threshold, e.value(), e_threshold, m, o.min_gap);
+  if (!decided) {
+    part.undecided = 1;
+    part.detail = "a ratio of the reference's values is within its band of min_gap or of another: undecided";
+    return part;
+  }
+  part.agree = *decided == fast.dimension_fast;
+  part.detail = "fast " + std::to_string(fast.dimension_fast) + ", reference " + std::to_string(*decided) +
+                " (m − 1 = " + std::to_string(m - 1) + ")";
+  return part;
+}
+
+ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m) {
+  ComparisonPart part;
+  part.name = "hull directions";
+  part.quantity = "sin θ, largest principal angle of the m − 1 free directions";
+  const int p = m - 1;
+  const long long n = ref.singular_values.size();
+  if (p == 0 || p >= n) {
+    part.detail = "m = 1: no hull directions";
+    return part;
+  }
+  const Eigen::VectorXd& s = ref.singular_values;
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  // The reference vectors' own angle error (Davis–Kahan on G at 2^−bits): δλ over the λ-gap.
+  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
+  const double reference_angle = lambda_gap > 0
+      ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
+      : std::numeric_limits<double>::infinity();
+  const double bound = tol::singular_subspace_sin_bound(e.value(), s(p) - s(p - 1), p, n) + reference_angle;
+  const double sine = sin_largest_principal_angle(fast.hull_directions, ref.free_basis);
+  if (!(bound < 1)) {
+    part.compared = 1;
+    part.undecided = 1;
+    part.detail = format("gap s_m − s_{m−1} = %.3g is not above the SVD's error %.3g: the directions are not "
+                         "determined at this accuracy (sin θ = %.3g)", s(p) - s(p - 1), e.value(), sine);
+    return part;
+  }
+  part.record(sine, bound);
+  part.detail = format("sin θ = %.3g within %.3g (gap s_m − s_{m−1} = %.3g)", sine, bound, s(p) - s(p - 1));
+  return part;
+}
+
+ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m,
+                                  long long rows) {
+  ComparisonPart part;
+  part.name = "hull point";
+  part.quantity = "‖x̂0 − x0‖ (the minimum-norm least-squares point across the hull)";
+  const Eigen::VectorXd& s = ref.singular_values;
+  const long long n = s.size();
+  const int p = m - 1;
+  const double e_threshold = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * e.value() + kU * ref.threshold;
+  long long kept = 0;
+  for (long long j = p; j < n; ++j) {
+    if (std::abs(s(j) - ref.threshold) <= e.value() + e_threshold) {
+      part.compared = 1;
+      part.undecided = 1;
+      part.detail = format("singular value %.3g within its band of the rank threshold %.3g: the kept set is undecided",
+                           s(j), ref.threshold);
+      return part;
+    }
+    kept += s(j) > ref.threshold;
+  }
+  if (kept == 0) {
+    part.detail = "no constrained direction above the rank threshold: x0 = 0 on both paths";
+    return part;
+  }
+  const double s_kept = s(n - kept), s_drop = n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0;
+  const double sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(kept, n - kept), n);
+  const double x0_norm = ref.x0.norm();
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  const double kappa = s(n - 1) / s_kept;
+  const double bound = tol::hull_point_bound(e.value(), s(n - 1), s_kept, s_drop, sin_kept, x0_norm, ref.weighted_residual,
+                                             ref.c_norm, rows, n, kept) +
+                       kU * x0_norm + tol::gamma(rows + 16 * n * n, up) * kappa * kappa * x0_norm;
+  const double difference = (fast.hull_point - ref.x0).norm();
+  if (!std::isfinite(bound)) {
+    part.compared = 1;
+    part.undecided = 1;
+    part.detail = format("no finite bound (gap of the kept values %.3g, SVD error %.3g); ‖x̂0 − x0‖ = %.3g",
+                         s_kept - s_drop, e.value(), difference);
+    return part;
+  }
+  part.record(difference, bound);
+  part.detail = format("‖x̂0 − x0‖ = %.3g within %.3g (‖x0‖ = %.3g)", difference, bound, x0_norm);
+  return part;
+}
+
+}  // namespace
+
+Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& o) {
+  const long long n = body.dim();
+  const long long rows = std::max<long long>(static_cast<long long>(body.size()), n);
+  return escalate([&](unsigned bits) {
+    const SpanReference ref = span_reference(body, m - 1, bits);
+    const Errors e = errors(ref, rows, n);
+    Comparison c;
+    c.stage = "5";
+    c.quantity = "|ŝ_j − s_j| per singular value of the weighted constraint matrix";
+    c.agree = true;
+    for (long long j = 0; j < n; ++j) {
+      const double bound = e.value() + kU * std::abs(fast.singular_values(j));
+      c.compared++;
+      const double difference = std::abs(fast.singular_values(j) - ref.singular_values(j));
+      const double ratio = difference / bound;
+      if (c.compared == 1 || ratio > c.slack || !(ratio == ratio)) {
+        c.slack = ratio;
+        c.max_difference = difference;
+        c.bound = bound;
+      }
+      if (!(difference <= bound)) c.agree = false;
+    }
+    c.detail = format("%.0f slabs × %.0f unknowns; SVD backward error ε_M = %.3g (‖M‖_F = %.3g)", double(body.size()),
+                      double(n), e.fast, ref.frobenius);
+    add_part(c, compare_dimension(fast, ref, e, m, o));
+    add_part(c, compare_directions(fast, ref, e, m));
+    add_part(c, compare_hull_point(fast, ref, e, m, rows));
+    for (ComparisonPart& part : c.parts) part.precision = bits;
+    return c;
+  });
+}
+
+}  // namespace mha
