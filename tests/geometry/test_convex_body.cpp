@@ -345,3 +345,60 @@ TEST_CASE("exact programs: optimum, optimal point, minimum-norm point and violat
   CHECK(exact_contains(b, std::vector<Rational>{Rational(3, 4), Rational(0)}));
   CHECK_FALSE(exact_contains(b, std::vector<Rational>{Rational(3, 4), Rational(1, 1000000)}));
 }
+
+TEST_CASE("the ball's test at the edge: R < ‖x*‖² ≤ R² is inside, exactly and on the fast path", "[geometry][hardening]") {
+  // One slab a = (3, 4), b = 10, η = 1: x* = (27/25, 36/25), ‖x*‖² = 81/25 = 3.24. A ball
+  // test that compared ‖x‖² with R instead of R² would call it outside for R = 2
+  // (3.24 > 2 but ≤ 4): the exact path must say inside, and the fast path the same.
+  for (double radius : {2.0, 1.85, 1.8, 1.75}) {
+    ConvexBody b(2, radius);
+    b.add({{3.0, 4.0}, 10.0, 1.0});
+    const ExactQpResult exact = exact_min_norm_point(b);
+    REQUIRE(exact.status == ExactStatus::optimal);
+    const bool inside = Rational(81, 25) <= Rational(radius) * Rational(radius);
+    INFO("R = " << radius);
+    CHECK(exact.inside_ball == inside);
+    // The fast path inflates ‖x‖ by (n + 4)u before comparing: it may call a point
+    // within that of the sphere outside (R = 1.8 is exactly on it), never the reverse.
+    const ConvexBody::QpResult fast = b.min_norm_point();
+    REQUIRE(fast.status == ConvexBody::QpResult::optimal);
+    if (radius != 1.8) CHECK(fast.inside_ball == exact.inside_ball);
+    else CHECK((!fast.inside_ball || exact.inside_ball));
+  }
+}
+
+TEST_CASE("a slab tight at the optimum: the LP's point verified in P lies in P exactly", "[geometry][hardening]") {
+  // Normals with entries 1/3 and 1/7 (not representable): the optimum along a slab's
+  // own normal lies on its face, and CLP's vertex sits on it only to rounding. The
+  // certificate must verify the point with that rounding counted in the right
+  // direction (a violation is |⟨a,x⟩ − b| − η, rounded upward): whenever it says
+  // "certified", the point satisfies every slab and the box in exact arithmetic, and
+  // the bracket holds the exact optimum.
+  ConvexBody b(3, 2.0);
+  b.add({{1.0, 1.0 / 3, 1.0 / 7}, 0.5, 0.125});
+  b.add({{1.0 / 7, 1.0, -1.0 / 3}, -0.25, 0.0625});
+  b.add({{-1.0 / 3, 1.0 / 7, 1.0}, 0.125, 0.25});
+  for (int s = 0; s < 3; ++s)
+    for (double sense : {1.0, -1.0}) {
+      const Eigen::VectorXd u = sense * Eigen::Map<const Eigen::VectorXd>(b.slabs()[s].a.data(), 3);
+      const ConvexBody::LpResult lp = b.maximise(u);
+      const ExactLpResult exact = exact_maximise(b, u);
+      INFO("slab " << s << ", sense " << sense << ": " << lp.message);
+      REQUIRE(lp.status == ConvexBody::LpResult::optimal);
+      REQUIRE(exact.status == ExactStatus::optimal);
+      CHECK(lp.certified);
+      if (!lp.certified) continue;
+      const std::vector<Rational> x = to_rational(lp.x);
+      CHECK(exact_slab_violation(b, x) == Rational(0));
+      for (const Rational& v : x) CHECK(abs(v) <= Rational(2));
+      CHECK(Rational(lp.lower) <= exact.value);
+      CHECK(exact.value <= Rational(lp.upper));
+      // In double each slab's violation is within its evaluation band of the exact one (≤ 0).
+      for (const Slab& slab : b.slabs()) {
+        const Eigen::Map<const Eigen::VectorXd> a(slab.a.data(), 3);
+        const double value = std::abs(a.dot(lp.x) - slab.b) - slab.eta;
+        CHECK(value <= tolerance::slab_membership_band(a.cwiseAbs().dot(lp.x.cwiseAbs()), std::abs(slab.b), slab.eta, 3,
+                                                       0, 0, 0, lp.x.cwiseAbs().maxCoeff()));
+      }
+    }
+}

@@ -207,3 +207,18 @@ TEST_CASE("the paper variant runs the stages once, in the paper's order, with it
     if (s.stage == "6") CHECK(s.details["refine_iterations"] == 0);
   }
 }
+
+TEST_CASE("the report's test error is measured on fresh samples of the test stream, not on training samples", "[learn][evaluate]") {
+  // compare_layers' test error is the relative error on the truth's own oracle for
+  // Stream::test_inputs (never drawn by a learner, whose samples come from
+  // Stream::inputs): at a layer that is not the truth the two streams give
+  // different numbers, and the definition pins which one.
+  const Instance inst = test::generated_instance(8, 2, 2, 3.0, 5);
+  Layer moved = inst.layer;
+  for (auto& h : moved.heads) h.w *= 1.01;
+  const LayerErrors e = compare_layers(moved, inst, 7, 500, 1);
+  const SampleOracle test(inst, 7, Stream::test_inputs), training(inst, 7, Stream::inputs);
+  CHECK(e.test_samples == 500);
+  CHECK(e.test_relative_error == relative_error(moved, test.draw(0, 500, 1), 1));
+  CHECK(e.test_relative_error != relative_error(moved, training.draw(0, 500, 1), 1));
+}

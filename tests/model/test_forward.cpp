@@ -3,6 +3,7 @@
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"
+#include "model/reference.hpp"
 #include "generators.hpp"
 
 #include <catch2/catch.hpp>
@@ -172,4 +173,48 @@ TEST_CASE("answers_all_inputs is an a priori bound the fast path never breaks", 
     for (int j = 0; j < 4; ++j) x[j] = (pattern >> j) & 1 ? 1.0 : -1.0;
     CHECK(fast.forward_dense(x.data(), 2, y.data(), scratch));
   }
+}
+
+TEST_CASE("the fast path reports a logit that overflows to −∞ even when every output stays finite", "[forward][overflow]") {
+  // Θ = [[0, 10²⁰⁰], [0, 0]], W = I, X = [(1, 1), (1, −10²⁰⁰)]: L[a,b] = x_a[0]·10²⁰⁰·x_b[1],
+  // so L[·,0] = 10²⁰⁰ and L[·,1] = −10⁴⁰⁰ = −∞ in double. Softmax puts all the weight on
+  // token 0 either way, and F = A X W = rows (1, 1): finite. The fast path's contract
+  // (forward_fast.hpp) is to answer only when every logit is finite too, because
+  // an infinite logit can as well be +∞ − +∞ elsewhere; a fast path that checked
+  // only its outputs would return this sample.
+  Layer layer;
+  MatD theta = MatD::Zero(2, 2);
+  theta(0, 1) = 1e200;
+  layer.heads.push_back({theta, MatD::Identity(2, 2)});
+  const std::vector<double> x = {1.0, 1.0, 1.0, -1e200};
+  const MatD xm = Eigen::Map<const MatD>(x.data(), 2, 2);
+  // The case is the one described: some logit infinite, every output finite.
+  const MatD logits = xm * theta * xm.transpose();
+  REQUIRE(std::isinf(logits(0, 1)));
+  REQUIRE(std::isfinite(logits(0, 0)));
+  const MatD outputs = attention<double>(theta, xm) * xm;
+  REQUIRE(outputs.allFinite());
+  const FastForward fast(layer);
+  std::vector<double> scratch, y(4);
+  CHECK_FALSE(fast.forward_dense(x.data(), 2, y.data(), scratch));
+  const InputBatch batch = dense_batch_from_values(x, 1, 2, 2);
+  CHECK(fast.run(batch, 1).status.first_unanswered == 0);
+  // The reference path answers it.
+  CHECK(forward_mpfr(layer, xm, 200).allFinite());
+}
+
+TEST_CASE("forward_error_bound equals its formula on a hand-computed case, the logit term included", "[forward][tolerance]") {
+  // d = 1, k = 2, one head Θ = fl(ln 3), W = 2, X = [1; −1] (proofs/forward_error_bound.md):
+  // P = XΘ exact, e_p = γ_1 t, logit error δ = γ_1(t + 2γ_1 t) + γ_1 t (the second term is
+  // the logit part's own error of P), span 2t + 4δ, then the softmax chain and
+  // e_a z_max + ez_max + γ_2(1 + e_a) z_max, times the evaluation factor 1 + 10⁻⁹.
+  // Expected: the formula in mpmath at 300 bits, rounded once. Without the logit
+  // term the value is 3.684e-15 (11.7% lower): the pin tells them apart.
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(1, 1, std::log(3.0)), MatD::Constant(1, 1, 2.0)});
+  MatD x(2, 1);
+  x << 1, -1;
+  const MatD bound = forward_error_bound(layer, x);
+  const double exact = 4.1719735062470508e-15;
+  for (int a = 0; a < 2; ++a) CHECK(std::abs(bound(a, 0) - exact) <= tolerance::gamma(20) * exact);
 }

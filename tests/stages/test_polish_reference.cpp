@@ -36,3 +36,35 @@ TEST_CASE("reference_gradient_norm equals the hand-computed ‖Jᵀr‖ / Σ‖Y
   CHECK(reference_gradient_norm(layer, {x}, {fit}, 1, 200) <= 6 * tolerance::kDoubleUnitRoundoff);
   CHECK(reference_gradient_norm(layer, {x}, {y}, 0, 200) == 0.0);
 }
+
+TEST_CASE("polishing's objective bound equals its formula on a hand-computed case", "[polish][tolerance]") {
+  // d = 1, k = 2, Θ = fl(ln 3), W = 2, X = (1, −1)ᵀ, Y = (1.5, −1.5)ᵀ: F ≈ (1.6, −1.6)ᵀ, so
+  // r* ≈ ±0.1 and E = Σr²/ΣY² = 0.00444…; with B = forward_error_bound (pinned in
+  // test_forward.cpp, 4.1719735062470508e-15 per entry), b = (B + u(|r*| + B))(1 + γ_5),
+  // S = Σ(2|r*|b + b²), g = γ_3, the bound is max(upper − E, E − lower) + uE + γ_8(2⁻¹²⁸)E, times
+  // 1 + γ_11 (stages/polish/reference.cpp). Expected: mpmath at 300 bits, rounded once. (Evaluated
+  // as upper − E in double, the bound lost ~u·E to cancellation: 0.3% here, more at a better fit.)
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(1, 1, std::log(3.0)), MatD::Constant(1, 1, 2.0)});
+  MatD x(2, 1), y(2, 1);
+  x << 1, -1;
+  y << 1.5, -1.5;
+  const Comparison c = compare_objective(layer, {x}, {y}, 0.0044444444444444502501, 128);
+  const double exact = 3.7577641399808092157e-16;
+  CHECK(std::abs(c.bound - exact) <= tolerance::gamma(20) * exact);
+}
+
+TEST_CASE("polishing's objective check rejects a fast value three bounds away and accepts one half a bound away", "[polish][verify]") {
+  // A fault a few bounds out: a bound loosened 10× would accept the first.
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(1, 1, std::log(3.0)), MatD::Constant(1, 1, 2.0)});
+  MatD x(2, 1), y(2, 1);
+  x << 1, -1;
+  y << 1.5, -1.5;
+  const Comparison at_reference = compare_objective(layer, {x}, {y}, 0.0044444444444444502501, 128);
+  REQUIRE_FALSE(disagrees(at_reference));
+  const double e = 0.0044444444444444502501, b = at_reference.bound;
+  CHECK(disagrees(compare_objective(layer, {x}, {y}, e + 3 * b, 128)));
+  CHECK(disagrees(compare_objective(layer, {x}, {y}, e - 3 * b, 128)));
+  CHECK_FALSE(disagrees(compare_objective(layer, {x}, {y}, e + 0.5 * b, 128)));
+}

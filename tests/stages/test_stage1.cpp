@@ -2,6 +2,8 @@
 #include "data/population.hpp"
 #include "numeric/precision.hpp"
 #include "generators.hpp"
+#include "instances.hpp"
+#include "stages/stage1/check.hpp"
 #include "stages/stage1/wsum.hpp"
 
 #include <catch2/catch.hpp>
@@ -63,4 +65,56 @@ TEST_CASE("accumulate_stage1_statistic adds (1/k)(Σ_t x_t)ᵀ(Σ_t y_t) and its
   s << 6, -1, 9, -1.5;  // (4, 6)ᵀ (3, −0.5) / 2
   CHECK((sum == MatD::Ones(2, 2) + s));
   CHECK((sum_sq == s.cwiseProduct(s)));
+}
+
+namespace {
+// Two samples, k = 2, d = 1: X₁ = (1, 1), Y₁ = (0.5, 0.25); X₂ = (1, −1), Y₂ = (0.125, 1).
+// Their statistics (1/k)(Σx)(Σy) are 0.75 and 0 (exact), so Ŵ = 0.375.
+DatasetSource two_samples() {
+  const std::vector<double> x = {1, 1, 1, -1}, y = {0.5, 0.25, 0.125, 1};
+  return DatasetSource(dense_batch_from_values(x, 2, 2, 1), y);
+}
+}  // namespace
+
+TEST_CASE("stage 1's same-sample bound equals its formula on hand-computed samples", "[stage1][tolerance]") {
+  // With the source's own labels (no propagated label error) the bound is
+  // (γ_{N+2k} Σ_n |s_n| / N + u|Ŵ|)·bound_evaluation_factor(N + 2k + 8) =
+  // (γ_6·0.75/2 + 0.375u)(1 + γ_15); expected: mpmath at 300 bits, rounded once.
+  // A bound N times (or 10 times) too loose is off by far more than γ_20.
+  const DatasetSource source = two_samples();
+  const Stage1SameSampleCheck s = stage1_same_sample_check(source, nullptr, 0, 2, 128);
+  REQUIRE(s.samples == 2);
+  CHECK(s.reference(0, 0) == 0.375);
+  CHECK(s.fast(0, 0) == 0.375);
+  const double exact = 2.914335439641042436e-16;
+  CHECK(std::abs(s.bound(0, 0) - exact) <= tolerance::gamma(20) * exact);
+}
+
+TEST_CASE("stage 1's check rejects an estimate three bounds away and accepts one half a bound away", "[stage1][verify]") {
+  // A fault a few bounds out, not millions: a bound loosened 10× (or N×, here N = 500)
+  // would accept the first of these.
+  const Instance inst = test::generated_instance(8, 2, 2, 3.0, 4);
+  const SampleOracle oracle(inst, 3);
+  const Stage1SameSampleCheck clean = stage1_same_sample_check(oracle, nullptr, 0, 500, 128);
+  REQUIRE(clean.max_ratio <= 1.0);
+  auto moved_by = [&](double bounds) {
+    return [&clean, bounds](const SampleSource& s, const Stage1Options& o) {
+      Stage1Result r = stage1_estimate_wsum(s, o);
+      r.w_hat(0, 0) = clean.reference(0, 0) + bounds * clean.bound(0, 0);
+      return r;
+    };
+  };
+  CHECK(disagrees(check_stage1(oracle, nullptr, 0, 500, moved_by(3.0))));
+  CHECK_FALSE(disagrees(check_stage1(oracle, nullptr, 0, 500, moved_by(0.5))));
+  // The same with the labels recomputed in MPFR (the bound then carries the forward pass's error).
+  const Stage1SameSampleCheck layered = stage1_same_sample_check(oracle, &inst.layer, 0, 500, 128);
+  auto layered_by = [&](double bounds) {
+    return [&layered, bounds](const SampleSource& s, const Stage1Options& o) {
+      Stage1Result r = stage1_estimate_wsum(s, o);
+      r.w_hat(0, 0) = layered.reference(0, 0) + bounds * layered.bound(0, 0);
+      return r;
+    };
+  };
+  CHECK(disagrees(check_stage1(oracle, &inst.layer, 0, 500, layered_by(3.0))));
+  CHECK_FALSE(disagrees(check_stage1(oracle, &inst.layer, 0, 500, layered_by(0.5))));
 }

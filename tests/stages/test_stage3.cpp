@@ -119,3 +119,21 @@ TEST_CASE("stage 3 accepts an event at the threshold, and needs events of full r
     CHECK(r.w_sum.size() == 0);
   }
 }
+
+TEST_CASE("joint_margin: the smallest margin when every proxy picks the same token, −∞ when any picks another", "[stage3][hardening]") {
+  // Row 0 of two proxies' logits over k = 3 tokens (proxy_logits' layout, rows = rows of X).
+  MatD a(1, 3), b(1, 3), c(1, 3);
+  a << 5, 1, 2;   // argmax 0, margin 3
+  b << 4, 3.5, 0; // argmax 0, margin 0.5
+  c << 1, 6, 2;   // argmax 1
+  int argmax = -1;
+  CHECK(joint_margin({a, b}, 0, argmax) == 0.5);
+  CHECK(argmax == 0);
+  CHECK(joint_margin({b, a}, 0, argmax) == 0.5);
+  // One proxy elsewhere: not an event, whatever the margins (the selection must not
+  // look at the first proxy alone).
+  CHECK(joint_margin({a, c}, 0, argmax) == -INFINITY);
+  CHECK(joint_margin({c, a}, 0, argmax) == -INFINITY);
+  CHECK(joint_margin({a, b, c}, 0, argmax) == -INFINITY);
+  CHECK(joint_margin({a}, 0, argmax) == 3.0);
+}

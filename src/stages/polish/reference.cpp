@@ -34,11 +34,19 @@ Comparison compare_objective(const Layer& layer, const std::vector<MatD>& xs, co
   }
   const double rs = ref_sum.convert_to<double>(), ys_norm = y_sum.convert_to<double>();
   const double ref_objective = Mpfr(ref_sum / y_sum).convert_to<double>();
-  const double g = tol::gamma(entries + 1);
-  const double numerator = rs + spread + g * (rs + spread);  // ≥ the fast Σ r̂²
-  const double upper = numerator / (ys_norm * (1 - g)) * (1 + tol::kDoubleUnitRoundoff);
-  const double lower = std::max(0.0, rs - spread - g * (rs + spread)) / (ys_norm * (1 + g)) * (1 - tol::kDoubleUnitRoundoff);
-  const double bound = (std::max(upper - ref_objective, ref_objective - lower) +
+  // The fast E lies in [lower, upper], upper = (rs + S)(1 + g)(1 + u)/(ys(1 − g)) and
+  // lower = max(0, rs − S − g(rs + S))(1 − u)/(ys(1 + g)). Their distances to E* = rs/ys,
+  // expanded so that no subtraction of nearly equal numbers occurs (evaluated as
+  // upper − E they lose ~u·E, which is not small against the bound at a good fit):
+  //   upper − E* = (S(1 + g)(1 + u) + rs(2g + u + gu)) / (ys(1 − g)),
+  //   E* − lower = (rs(2g + u − gu) + S(1 + g)(1 − u)) / (ys(1 + g))   (E* when lower = 0);
+  // plus the reference's own error and its rounding to double (u·E).
+  const double u = tol::kDoubleUnitRoundoff, g = tol::gamma(entries + 1);
+  const double above = (spread * (1 + g) * (1 + u) + rs * (2 * g + u + g * u)) / (ys_norm * (1 - g));
+  const double below = rs - spread - g * (rs + spread) > 0
+                           ? (rs * (2 * g + u - g * u) + spread * (1 + g) * (1 - u)) / (ys_norm * (1 + g))
+                           : rs / ys_norm;
+  const double bound = (std::max(above, below) + u * ref_objective +
                         tol::reference_relative_error(bits, 4 * entries) * ref_objective) *
                        tol::bound_evaluation_factor(entries + 8);
   Comparison c;
