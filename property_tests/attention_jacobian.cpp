@@ -3,7 +3,8 @@
 // checked against central differences of the MPFR reference forward pass, with
 // the tolerance derived in the proof file (truncation h²/6 · 22 S³ max|V| plus
 // rounding); and the double formula agrees with the MPFR one within its
-// first-order rounding bound.
+// first-order rounding bound. Test of the tester: a Jacobian without the
+// softmax derivative's centring term (V not centred at A[a,:]V) is rejected.
 #include "numeric/tolerance.hpp"
 #include "generators.hpp"
 #include "model/reference.hpp"
@@ -17,8 +18,32 @@
 using namespace mha;
 using mha::test::LayerCase;
 
-TEST_CASE("attention Jacobian: the formula equals the derivative (MPFR central differences)", "[property][polish]") {
-  mha::test::property("k ≤ 3, d ≤ 4, m ≤ 2, all flavours, Boolean and Gaussian inputs", 40, [] {
+namespace {
+
+// Mistake: the softmax derivative without its centring term, g = Σ_l A[a,l] V[l,c] x_l (− A[a,:]V dropped).
+template <class T>
+Mat<T> jacobian_without_centring(const LayerT<T>& layer, const Mat<T>& x) {
+  const Eigen::Index k = x.rows(), d = layer.d();
+  Mat<T> jac = Mat<T>::Zero(k * d, layer.m() * d * d);
+  for (Eigen::Index i = 0; i < layer.m(); ++i) {
+    const Mat<T> a = attention<T>(layer.heads[i].theta, x);
+    const Mat<T> v = x * layer.heads[i].w;
+    for (Eigen::Index row = 0; row < k; ++row) {
+      Mat<T> weighted(k, d);
+      for (Eigen::Index l = 0; l < k; ++l)
+        for (Eigen::Index c = 0; c < d; ++c) weighted(l, c) = a(row, l) * v(l, c);
+      const Mat<T> g = weighted.transpose() * x;
+      for (Eigen::Index c = 0; c < d; ++c)
+        for (Eigen::Index p = 0; p < d; ++p) jac.block(row * d + c, i * d * d + p * d, 1, d) = x(row, p) * g.row(c);
+    }
+  }
+  return jac;
+}
+
+// The property for a Jacobian `jacobian(layer, x)` callable with double and MPFR layers.
+template <class Jacobian>
+auto jacobian_is_derivative(Jacobian jacobian) {
+  return [jacobian] {
     const LayerCase c = *mha::test::gen_layer_case(3, 4, 2).as("layer");
     const InputKind kind = *rc::gen::element(InputKind::boolean, InputKind::gaussian).as("inputs");
     const Layer layer = make_layer(c);
@@ -28,8 +53,8 @@ TEST_CASE("attention Jacobian: the formula equals the derivative (MPFR central d
     ScopedPrecision precision(bits);
     const LayerT<Mpfr> lm = convert_layer<Mpfr>(layer);
     const Mat<Mpfr> xm = cast_matrix<Mpfr>(x);
-    const Mat<Mpfr> jac = attention_jacobian<Mpfr>(lm, xm);
-    const MatD jac_double = attention_jacobian<double>(layer, x);
+    const Mat<Mpfr> jac = jacobian(lm, xm);
+    const MatD jac_double = jacobian(layer, x);
     const Mpfr h = ldexp(Mpfr(1), -40);
     const double s = x.cwiseAbs().maxCoeff() * x.cwiseAbs().maxCoeff();  // |∂L/∂Θ[p,q]| ≤ S
     const double gamma = tolerance::gamma(2 * d + 2 * k + 8);
@@ -63,5 +88,19 @@ TEST_CASE("attention Jacobian: the formula equals the derivative (MPFR central d
             }
         }
     }
-  });
+  };
+}
+
+}  // namespace
+
+TEST_CASE("attention Jacobian: the formula equals the derivative (MPFR central differences)", "[property][polish]") {
+  const auto formula = [](const auto& layer, const auto& x) { return attention_jacobian(layer, x); };
+  mha::test::property("k ≤ 3, d ≤ 4, m ≤ 2, all flavours, Boolean and Gaussian inputs", 40,
+                      jacobian_is_derivative(formula));
+}
+
+TEST_CASE("test of the tester: the attention Jacobian property rejects a missing centring term",
+          "[property][polish][tester]") {
+  const auto uncentred = [](const auto& layer, const auto& x) { return jacobian_without_centring(layer, x); };
+  mha::test::property_rejects("Jacobian without the centring term", 10, jacobian_is_derivative(uncentred));
 }

@@ -7,7 +7,7 @@
 // learner's reference step run it (compare_body, via check_certification).
 // Tests of the tester: every slab widened by a relative 10⁻⁶, and every slab's
 // centre moved by 10⁻⁹, are rejected.
-#include "model/instance_gen.hpp"
+#include "generators.hpp"
 #include "property.hpp"
 #include "stages/stage2/check.hpp"
 #include "stages/stage2/sculpt.hpp"
@@ -20,22 +20,14 @@ namespace {
 
 auto body_agrees(const SlabsFast& slabs) {
   return [slabs] {
-    GenerateOptions g;
-    g.d = *rc::gen::element(6, 8, 10).as("d");
-    g.k = 2;
-    g.m = 2;
-    g.scale = *rc::gen::element(2.0, 3.0).as("logit scale");
-    g.seed = *rc::gen::inRange<uint64_t>(1, 1000).as("instance seed");
-    const GenerateResult inst = generate_instance(g);
-    RC_PRE(inst.ok);
-    const Instance& i = inst.instance;
+    const Instance i = test::draw_generated_instance({6, 8, 10}, {2}, {2.0, 3.0});
     const SampleOracle oracle(i, *rc::gen::inRange<uint64_t>(1, 100).as("sample seed"));
     const auto rows = certification_rows(oracle, i.layer.w_sum(), 0, 60);
     CertifyOptions co;
-    co.sigma_min = default_sigma_min(g.d, g.k, g.m);
+    co.sigma_min = default_sigma_min(i.d(), i.k, i.m());
     co.tau = *rc::gen::element(0.01, 0.02, 0.05).as("τ");  // both sides of the residual threshold occur
     BodyOptions bo;
-    const Comparison c = check_certification("2", rows, co, g.m, &i.layer, bo, certify_row_fast, slabs);
+    const Comparison c = check_certification("2", rows, co, i.m(), &i.layer, bo, certify_row_fast, slabs);
     RC_LOG() << format_table({c});
     RC_PRE(c.parts.size() == 3);  // some row was certified on both paths: there is a body
     RC_ASSERT(!disagrees(c));

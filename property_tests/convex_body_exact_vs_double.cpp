@@ -13,12 +13,18 @@
 // normals Gaussian or stage-2-shaped (vec(x_aᵀ(x_j − x_a)) for ±1 tokens, which
 // includes zero normals), half-widths η_r = ‖a_r‖·10^{U(−4,0)}, or 10^{U(−10,−6)} for
 // thin bodies.
+//
+// Test of the tester: a minimise whose bracket is left in the sign of the
+// max ⟨−u,θ⟩ it solves (lower/upper not negated back), a feasible vertex returned
+// as the minimum-norm point, and slabs whose lower sides are dropped (the empty
+// bodies then look feasible) are each rejected.
 #include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "geometry/exact_programs.hpp"
 #include "property.hpp"
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -113,26 +119,41 @@ void check_lp(const ConvexBody& body, const ConvexBody::LpResult& fast, const Ex
   if (fast.certified) RC_ASSERT(in_polytope_exactly(body, fast.x));
 }
 
-}  // namespace
+using WidthOf = std::function<ConvexBody::Width(const ConvexBody&, const Eigen::VectorXd&)>;
 
-TEST_CASE("convex body programs: CLP with certificates vs CGAL exact", "[property][geometry]") {
-  mha::test::property("LP optima and widths within their a posteriori bounds", 40, [] {
+// The LP property for the width (both optima) computed by `width_of`.
+auto widths_agree(const WidthOf& width_of) {
+  return [width_of] {
     const Spec s = gen_spec(false);
     const ConvexBody body = make_body(s);
     const Eigen::VectorXd u = direction(s.seed, body.dim());
-    const ConvexBody::Width w = body.width(u);
+    const ConvexBody::Width w = width_of(body, u);
     const ExactLpResult emax = exact_maximise(body, u);
     const ExactLpResult emin = exact_minimise(body, u);
     check_lp(body, w.max, emax);
     check_lp(body, w.min, emin);
     RC_ASSERT(abs(Rational(w.width) - (emax.value - emin.value)) <= Rational(w.error_bound));
     RC_CLASSIFY(w.max.certified && w.min.certified, "both LPs certified");
-  });
+  };
+}
 
-  mha::test::property("minimum-norm point within its a posteriori bound", 40, [] {
+// Mistake: minimise returns the bracket [lower, upper] of max ⟨−u,θ⟩ without negating it back.
+ConvexBody::Width width_with_unflipped_min_bracket(const ConvexBody& body, const Eigen::VectorXd& u) {
+  ConvexBody::Width w = body.width(u);
+  const double lower = w.min.lower;
+  w.min.lower = -w.min.upper;
+  w.min.upper = -lower;
+  return w;
+}
+
+using MinNormOf = std::function<ConvexBody::QpResult(const ConvexBody&)>;
+
+// The QP property for the minimum-norm point computed by `min_norm_of`.
+auto min_norm_agrees(const MinNormOf& min_norm_of) {
+  return [min_norm_of] {
     const Spec s = gen_spec(false);
     const ConvexBody body = make_body(s);
-    const ConvexBody::QpResult fast = body.min_norm_point();
+    const ConvexBody::QpResult fast = min_norm_of(body);
     const ExactQpResult exact = exact_min_norm_point(body);
     RC_ASSERT(fast.status == ConvexBody::QpResult::optimal);
     RC_ASSERT(exact.status == ExactStatus::optimal);
@@ -150,19 +171,64 @@ TEST_CASE("convex body programs: CLP with certificates vs CGAL exact", "[propert
       RC_ASSERT(fast.norm - body.radius() <= fast.error_bound + slack);
     }
     RC_CLASSIFY(fast.certified, "QP certified");
-  });
+  };
+}
 
-  mha::test::property("bodies made empty on purpose: both paths say infeasible", 30, [] {
+// Mistake: a feasible vertex (an LP optimum) returned as the minimum-norm point, with the QP's bound.
+ConvexBody::QpResult vertex_as_min_norm_point(const ConvexBody& body) {
+  ConvexBody::QpResult r = body.min_norm_point();
+  r.x = body.maximise(Eigen::VectorXd::Ones(body.dim())).x;
+  r.norm = r.x.norm();
+  return r;
+}
+
+using BodyAsSolved = std::function<ConvexBody(const ConvexBody&)>;
+
+// The infeasibility property, with the programs solved on `solved_body(body)`.
+auto empty_bodies_reported(const BodyAsSolved& solved_body) {
+  return [solved_body] {
     const Spec s = gen_spec(true);
     const ConvexBody body = make_body(s);
     const Eigen::VectorXd u = direction(s.seed, body.dim());
-    const ConvexBody::LpResult lp = body.maximise(u);
-    const ConvexBody::QpResult qp = body.min_norm_point();
+    const ConvexBody solved = solved_body(body);
+    const ConvexBody::LpResult lp = solved.maximise(u);
+    const ConvexBody::QpResult qp = solved.min_norm_point();
     RC_ASSERT(exact_maximise(body, u).status == ExactStatus::infeasible);
     RC_ASSERT(exact_min_norm_point(body).status == ExactStatus::infeasible);
     RC_ASSERT(lp.status == ConvexBody::LpResult::infeasible);
     RC_ASSERT(lp.certified);
     RC_ASSERT(qp.status == ConvexBody::QpResult::infeasible);
     RC_ASSERT(qp.certified);
-  });
+  };
+}
+
+// Mistake: each slab's lower side dropped (only a·θ ≤ b + η kept, as a slab 10⁶ wider below).
+ConvexBody upper_sides_only(const ConvexBody& body) {
+  ConvexBody one_sided(body.dim(), body.radius());
+  for (const Slab& sl : body.slabs()) one_sided.add({sl.a, sl.b - 1e6, sl.eta + 1e6});
+  return one_sided;
+}
+
+}  // namespace
+
+TEST_CASE("convex body programs: CLP with certificates vs CGAL exact", "[property][geometry]") {
+  mha::test::property("LP optima and widths within their a posteriori bounds", 40,
+                      widths_agree([](const ConvexBody& body, const Eigen::VectorXd& u) { return body.width(u); }));
+
+  mha::test::property("minimum-norm point within its a posteriori bound", 40,
+                      min_norm_agrees([](const ConvexBody& body) { return body.min_norm_point(); }));
+  mha::test::property("bodies made empty on purpose: both paths say infeasible", 30,
+                      empty_bodies_reported([](const ConvexBody& body) { return body; }));
+}
+
+TEST_CASE("test of the tester: the convex body LP property rejects an unflipped minimum bracket",
+          "[property][geometry][tester]") {
+  mha::test::property_rejects("minimise's bracket not negated back", 4, widths_agree(width_with_unflipped_min_bracket));
+}
+
+TEST_CASE("test of the tester: the minimum-norm and infeasibility properties reject a vertex and one-sided slabs",
+          "[property][geometry][tester]") {
+  mha::test::property_rejects("a feasible vertex returned as the minimum-norm point", 6,
+                              min_norm_agrees(vertex_as_min_norm_point));
+  mha::test::property_rejects("slabs with their lower sides dropped", 4, empty_bodies_reported(upper_sides_only));
 }

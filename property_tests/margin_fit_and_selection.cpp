@@ -12,7 +12,7 @@
 // elsewhere: the fault that used to slip past every check but golden bytes), a
 // selection at a lowered threshold reported as the original, and a fit that drops
 // one event, are rejected.
-#include "model/instance_gen.hpp"
+#include "generators.hpp"
 #include "property.hpp"
 #include "stages/stage3/check.hpp"
 
@@ -29,31 +29,25 @@ MarginResult margin_correct(const SampleSource& s, const std::vector<MatD>& prox
 // The planted case: both the heads as proxies (m of them) and the mean of the heads.
 auto margin_agrees(const MarginPath& fast, bool heads_only) {
   return [fast, heads_only] {
-    GenerateOptions g;
-    g.d = *rc::gen::element(8, 10).as("d");
-    g.k = 2;
-    g.m = *rc::gen::element(2, 3).as("m");
-    g.scale = *rc::gen::element(3.0, 6.0).as("logit scale");
-    g.seed = *rc::gen::inRange<uint64_t>(1, 1000).as("instance seed");
-    const GenerateResult inst = generate_instance(g);
-    RC_PRE(inst.ok);
-    const Layer& layer = inst.instance.layer;
+    const Instance instance = test::draw_generated_instance({8, 10}, {2, 3}, {3.0, 6.0});
+    const Layer& layer = instance.layer;
+    const int d = instance.d(), m = instance.m();
     const bool heads = heads_only || *rc::gen::arbitrary<bool>().as("the heads as proxies");
     std::vector<MatD> proxies;
     if (heads) {
       for (const auto& h : layer.heads) proxies.push_back(h.theta);
     } else {
-      MatD mean = MatD::Zero(g.d, g.d);
-      for (const auto& h : layer.heads) mean += h.theta / double(g.m);
+      MatD mean = MatD::Zero(d, d);
+      for (const auto& h : layer.heads) mean += h.theta / double(m);
       proxies.push_back(mean);
     }
     MarginOptions mo;
     mo.pilot_samples = 20000;
     mo.max_samples = 400000;
     mo.accept_fraction = 2e-3;
-    const SampleOracle oracle(inst.instance, *rc::gen::inRange<uint64_t>(1, 100).as("sample seed"));
+    const SampleOracle oracle(instance, *rc::gen::inRange<uint64_t>(1, 100).as("sample seed"));
     const MarginResult r = fast(oracle, proxies, mo);
-    RC_PRE(r.fit_tokens.rows() >= g.d);  // a fit was made
+    RC_PRE(r.fit_tokens.rows() >= d);  // a fit was made
     const Comparison c = check_margin(oracle, proxies, r, mo.first_sample, 300);
     RC_LOG() << format_table({c});
     RC_ASSERT(c.compared > 0);

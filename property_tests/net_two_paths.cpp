@@ -8,7 +8,7 @@
 // reference winner or tied with it — compare_net, as `mhalearn verify 6` and the
 // learner's reference step run it. Tests of the tester: one tuple's error scaled by
 // 1 + 10⁻⁶, and the winner's error raised above the runner-up's, are rejected.
-#include "model/instance_gen.hpp"
+#include "generators.hpp"
 #include "numeric/rng.hpp"
 #include "property.hpp"
 #include "stages/stage6/check.hpp"
@@ -26,32 +26,25 @@ Eigen::VectorXd net_flat(const MatD& theta) { return Eigen::Map<const Eigen::Vec
 
 auto net_agrees(const NetFast& fast) {
   return [fast] {
-    GenerateOptions g;
-    g.d = *rc::gen::element(6, 8).as("d");
-    g.k = 2;
-    g.m = *rc::gen::element(2, 3).as("m");
-    g.scale = *rc::gen::element(2.0, 4.0).as("logit scale");
-    g.seed = *rc::gen::inRange<uint64_t>(1, 1000).as("instance seed");
-    const GenerateResult inst = generate_instance(g);
-    RC_PRE(inst.ok);
-    const Layer& layer = inst.instance.layer;
+    const Instance instance = test::draw_generated_instance({6, 8}, {2, 3}, {2.0, 4.0});
+    const Layer& layer = instance.layer;
     const double move = *rc::gen::element(1e-3, 1e-2, 1e-1).as("relative move of the hull");
     const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000).as("move seed");
     // The true hull, moved: point Σ Θ_i/m + noise, directions Θ_i − Θ_1 + noise, orthonormalised.
-    const int n = g.d * g.d, m = g.m;
+    const int d = instance.d(), n = d * d, m = instance.m();
     Eigen::VectorXd x0 = Eigen::VectorXd::Zero(n);
     for (const auto& h : layer.heads) x0 += net_flat(h.theta) / m;
-    x0 += move * x0.norm() * net_flat(gaussian_matrix(seed, Stream::verify, 0, 0, g.d)).normalized();
+    x0 += move * x0.norm() * net_flat(gaussian_matrix(seed, Stream::verify, 0, 0, d)).normalized();
     Eigen::MatrixXd spread(n, m - 1);
     for (int i = 1; i < m; ++i)
       spread.col(i - 1) = net_flat(layer.heads[i].theta) - net_flat(layer.heads[0].theta) +
-                          move * net_flat(gaussian_matrix(seed, Stream::verify, i, 0, g.d));
+                          move * net_flat(gaussian_matrix(seed, Stream::verify, i, 0, d));
     const Eigen::MatrixXd dirs =
         (Eigen::HouseholderQR<Eigen::MatrixXd>(spread).householderQ() * Eigen::MatrixXd::Identity(n, m - 1)).transpose();
     NetOptions no;
     no.train_samples = no.validation_samples = 32;
     no.max_tuples = 28;
-    const SampleOracle oracle(inst.instance, seed);
+    const SampleOracle oracle(instance, seed);
     const NetCandidates candidates = fast(oracle, x0, dirs, m, no);
     const ComparisonPart part = escalate_part([&](unsigned bits) { return compare_net(oracle, candidates, bits); });
     RC_LOG() << part.name << ": " << part.detail << "\n";

@@ -2,12 +2,16 @@
 //   softmax(ℓ + c·1) = softmax(ℓ),
 // which is why every constraint in the learner is a logit difference.
 // Statement, proof and the tolerance derivation: proofs/softmax_shift_invariance.md.
+// Test of the tester: a double softmax without the row-max subtraction
+// (exp(ℓ)/Σexp(ℓ), 0/0 or ∞/∞ for logits beyond ±709) and an MPFR softmax
+// that clips the logits to ±700 instead (finite, not shift-invariant) are rejected.
 #include "numeric/tolerance.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
 #include "numeric/softmax.hpp"
 #include "property.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mha;
@@ -38,8 +42,28 @@ std::vector<double> draw_logits() {
   return l;
 }
 
+// Mistake: the row maximum not subtracted, exp(ℓ)/Σ exp(ℓ).
 template <class T>
-void check_shift(const std::vector<double>& logits, double shift, double u) {
+Mat<T> softmax_without_max(Mat<T> logits) {
+  for (Eigen::Index r = 0; r < logits.rows(); ++r) {
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) logits(r, j) = exp_of(T(logits(r, j)));
+    T total(0);
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) total += logits(r, j);
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) logits(r, j) /= total;
+  }
+  return logits;
+}
+
+// Mistake: logits clipped to ±700 against overflow in place of the row-max subtraction.
+template <class T>
+Mat<T> softmax_clipped(Mat<T> logits) {
+  for (Eigen::Index i = 0; i < logits.size(); ++i)
+    logits.data()[i] = std::clamp<T>(logits.data()[i], T(-700), T(700));
+  return softmax_without_max<T>(std::move(logits));
+}
+
+template <class T, class Softmax>
+void check_shift(const Softmax& softmax, const std::vector<double>& logits, double shift, double u) {
   const int k = static_cast<int>(logits.size());
   Mat<T> a(1, k), b(1, k);
   double max_abs = 0, lo = logits[0], hi = logits[0];
@@ -50,7 +74,7 @@ void check_shift(const std::vector<double>& logits, double shift, double u) {
     lo = std::min(lo, logits[j]);
     hi = std::max(hi, logits[j]);
   }
-  const Mat<T> sa = softmax_rows<T>(a), sb = softmax_rows<T>(b);
+  const Mat<T> sa = softmax(a), sb = softmax(b);
   T l1(0);
   for (int j = 0; j < k; ++j) l1 += abs(T(sa(0, j) - sb(0, j)));
   const double l1d = ScalarTraits<T>::to_double(l1);
@@ -60,18 +84,38 @@ void check_shift(const std::vector<double>& logits, double shift, double u) {
   const double tol = shift_tolerance(max_abs, shift, hi - lo, k, u) * tolerance::bound_evaluation_factor(2 * k + 1);
   RC_ASSERT(l1d <= tol);
 }
-}  // namespace
 
-TEST_CASE("softmax is invariant to adding a constant to a row", "[property][softmax]") {
-  mha::test::property("double: softmax(l + c) = softmax(l) within the derived bound", 400, [] {
+template <class Softmax>
+auto shift_invariant_double(Softmax softmax) {
+  return [softmax] {
     const auto logits = draw_logits();
     const double shift = *rc::gen::inRange(-1000000, 1000001).as("shift");
-    check_shift<double>(logits, shift, 0x1p-53);
-  });
-  mha::test::property("MPFR 200 bits: softmax(l + c) = softmax(l) within the derived bound", 200, [] {
+    check_shift<double>(softmax, logits, shift, 0x1p-53);
+  };
+}
+
+template <class Softmax>
+auto shift_invariant_mpfr(Softmax softmax) {
+  return [softmax] {
     const auto logits = draw_logits();
     const double shift = *rc::gen::inRange(-1000000, 1000001).as("shift") * 0.37;
     ScopedPrecision precision(200);
-    check_shift<Mpfr>(logits, shift, ScalarTraits<Mpfr>::to_double(ScalarTraits<Mpfr>::unit_roundoff()));
-  });
+    check_shift<Mpfr>(softmax, logits, shift, ScalarTraits<Mpfr>::to_double(ScalarTraits<Mpfr>::unit_roundoff()));
+  };
+}
+}  // namespace
+
+TEST_CASE("softmax is invariant to adding a constant to a row", "[property][softmax]") {
+  mha::test::property("double: softmax(l + c) = softmax(l) within the derived bound", 400,
+                      shift_invariant_double(softmax_rows<double>));
+  mha::test::property("MPFR 200 bits: softmax(l + c) = softmax(l) within the derived bound", 200,
+                      shift_invariant_mpfr(softmax_rows<Mpfr>));
+}
+
+TEST_CASE("test of the tester: shift invariance rejects a softmax without the max subtraction or with clipped logits",
+          "[property][softmax][tester]") {
+  mha::test::property_rejects("double softmax without the row-max subtraction", 10,
+                              shift_invariant_double(softmax_without_max<double>));
+  mha::test::property_rejects("MPFR softmax with logits clipped to +-700", 30,
+                              shift_invariant_mpfr(softmax_clipped<Mpfr>));
 }

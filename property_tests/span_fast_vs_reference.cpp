@@ -14,7 +14,7 @@
 // directions turned by 0.2 rad and by 10⁻⁴ rad, a hull point moved by 10⁻⁵ of its
 // norm, and a singular value scaled by 1 + 10⁻⁶ are rejected.
 #include "bodies.hpp"
-#include "model/instance_gen.hpp"
+#include "generators.hpp"
 #include "property.hpp"
 #include "stages/stage5/check.hpp"
 #include "verify/verify.hpp"
@@ -61,15 +61,8 @@ SpanPath span_scaled_singular_value(double relative) {
 
 auto sculpted_bodies_agree(int* decided, int* cases) {
   return [decided, cases] {
-    GenerateOptions g;
-    g.d = *rc::gen::element(10, 12).as("d");
-    g.k = 2;
-    g.m = 2;
-    g.scale = *rc::gen::element(3.0, 6.0).as("logit scale");
-    g.seed = *rc::gen::inRange<uint64_t>(1, 1000).as("instance seed");
-    const GenerateResult inst = generate_instance(g);
-    RC_PRE(inst.ok);
-    const std::vector<Comparison> rows = verify_instance(inst.instance, {"5"}, VerifyOptions{});
+    const Instance instance = test::draw_generated_instance({10, 12}, {2}, {3.0, 6.0});
+    const std::vector<Comparison> rows = verify_instance(instance, {"5"}, VerifyOptions{});
     RC_PRE(rows[0].compared > 0);  // stage 2 certified some row: there is a body
     RC_LOG() << format_table(rows);
     ++*cases;

@@ -6,6 +6,8 @@
 // where B_u is forward_error_bound (proofs/forward_error_bound.md) and E the
 // parameter-rounding bound Σ_i (e^{2m·dθ_i} − 1)|ŵ_i| + |ŵ_i − w_i|.
 // The comparison is exact: the computed values are converted to rationals.
+// Test of the tester: a fast pass whose head loop stops one short (the last
+// head dropped) is rejected.
 #include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
@@ -13,6 +15,8 @@
 #include "numeric/precision.hpp"
 #include "property.hpp"
 #include "sq_generators.hpp"
+
+#include <functional>
 
 using namespace mha;
 
@@ -34,10 +38,22 @@ Mat<Rational> exact_of(const Mat<Mpfr>& y) {
   return r;
 }
 MatD with_margin(const MatD& b, double e) { return (b.array() + e).matrix() * (1.0 + 0x1p-40); }
-}  // namespace
 
-TEST_CASE("double and MPFR forward passes of the SQ family agree with the exact value", "[property][hardness][forward]") {
-  mha::test::property("fast and both MPFR passes within the derived bounds", 40, [] {
+using SqFastPass = std::function<FastForwardResult(const Layer&, const InputBatch&)>;
+
+const SqFastPass sq_fast_pass = [](const Layer& layer, const InputBatch& batch) {
+  return FastForward(layer).run(batch, 1);
+};
+
+// Mistake: the head loop stops one short, the last head's A X W left out.
+FastForwardResult sq_fast_pass_without_last_head(const Layer& layer, const InputBatch& batch) {
+  Layer fewer = layer;
+  fewer.heads.pop_back();
+  return FastForward(fewer).run(batch, 1);
+}
+
+auto sq_passes_agree(const SqFastPass& fast_pass) {
+  return [fast_pass] {
     const SqFamilyParams params = mha::test::draw_sq_params(24, 5);
     const SqBuildResult built = build_sq_family(params);
     RC_ASSERT(built.ok);
@@ -60,10 +76,9 @@ TEST_CASE("double and MPFR forward passes of the SQ family agree with the exact 
       }
       up.heads.push_back({th, w});
     }
-    const FastForward fast(inst.layer);
     const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
     const InputBatch batch = draw_inputs(seed, Stream::test_inputs, InputKind::boolean, 2, params.d, 0, 4, 1);
-    const FastForwardResult fr = fast.run(batch, 1);
+    const FastForwardResult fr = fast_pass(inst.layer, batch);
     RC_ASSERT(fr.status.ok());
     const std::vector<double>& y = fr.y;
     for (int64_t n = 0; n < batch.count; ++n) {
@@ -75,7 +90,12 @@ TEST_CASE("double and MPFR forward passes of the SQ family agree with the exact 
       RC_ASSERT(within(exact, exact_of(forward_reference<Mpfr>(exported, xm)), with_margin(forward_error_bound(inst.layer, x, u_p), e_dbl)));
       RC_ASSERT(within(exact, exact_of(forward_reference<Mpfr>(full, xm)), with_margin(forward_error_bound(up, x, u_p), e_full)));
     }
-  });
+  };
+}
+}  // namespace
+
+TEST_CASE("double and MPFR forward passes of the SQ family agree with the exact value", "[property][hardness][forward]") {
+  mha::test::property("fast and both MPFR passes within the derived bounds", 40, sq_passes_agree(sq_fast_pass));
   mha::test::property("sq_verify (the CLI's driver) reports agreement on sampled inputs", 20, [] {
     const SqFamilyParams params = mha::test::draw_sq_params(20, 5);
     const SqBuildResult built = build_sq_family(params);
@@ -91,4 +111,10 @@ TEST_CASE("double and MPFR forward passes of the SQ family agree with the exact 
     RC_ASSERT(r.ok);
     RC_ASSERT(r.exact_mismatches == 0);
   });
+}
+
+TEST_CASE("test of the tester: the SQ forward agreement rejects a fast pass without its last head",
+          "[property][hardness][forward][tester]") {
+  mha::test::property_rejects("fast pass with the last head dropped", 4,
+                              sq_passes_agree(sq_fast_pass_without_last_head));
 }

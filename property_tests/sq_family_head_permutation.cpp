@@ -4,6 +4,8 @@
 // exact layer is the same function (checked exactly on random inputs), the
 // exported instance's heads are permuted bit for bit, and its fast forward
 // pass changes only by summation order (within twice forward_error_bound).
+// Test of the tester: a builder that sorts q first (so permuting q does not
+// permute w) is rejected.
 #include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"
@@ -11,11 +13,22 @@
 #include "sq_generators.hpp"
 
 #include <algorithm>
+#include <functional>
 
 using namespace mha;
 
-TEST_CASE("the SQ family is invariant under head permutations", "[property][hardness][symmetry]") {
-  mha::test::property("permuting q permutes w exactly and leaves F_S unchanged", 60, [] {
+namespace {
+
+using SqBuilder = std::function<SqBuildResult(const SqFamilyParams&)>;
+
+// Mistake: the builder puts q in ascending order first (a canonical form), so head i no longer has q_i.
+SqBuildResult build_sq_family_sorted_q(SqFamilyParams params) {
+  std::sort(params.q.begin(), params.q.end());
+  return build_sq_family(params);
+}
+
+auto sq_permutation_invariant(const SqBuilder& build) {
+  return [build] {
     const SqFamilyParams params = mha::test::draw_sq_params(16, 5);
     const int heads = params.m + 1;
     std::vector<int> perm(heads);
@@ -23,7 +36,7 @@ TEST_CASE("the SQ family is invariant under head permutations", "[property][hard
     for (int i = heads - 1; i > 0; --i) std::swap(perm[i], perm[*rc::gen::inRange(0, i + 1)]);
     SqFamilyParams permuted = params;
     for (int i = 0; i < heads; ++i) permuted.q[i] = params.q[perm[i]];
-    const SqBuildResult a = build_sq_family(params), b = build_sq_family(permuted);
+    const SqBuildResult a = build(params), b = build(permuted);
     RC_ASSERT(a.ok);
     RC_ASSERT(b.ok);
     for (int i = 0; i < heads; ++i) RC_ASSERT(b.family.w[i] == a.family.w[perm[i]]);
@@ -44,5 +57,17 @@ TEST_CASE("the SQ family is invariant under head permutations", "[property][hard
       const MatD b2 = 2.0 * forward_error_bound(ia.layer, x);
       for (int e = 0; e < 2 * params.d; ++e) RC_ASSERT(std::abs(ya[n * 2 * params.d + e] - yb[n * 2 * params.d + e]) <= b2.data()[e]);
     }
-  });
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the SQ family is invariant under head permutations", "[property][hardness][symmetry]") {
+  mha::test::property("permuting q permutes w exactly and leaves F_S unchanged", 60,
+                      sq_permutation_invariant([](const SqFamilyParams& p) { return build_sq_family(p); }));
+}
+
+TEST_CASE("test of the tester: SQ head permutation rejects a builder that sorts q",
+          "[property][hardness][symmetry][tester]") {
+  mha::test::property_rejects("builder sorting q", 4, sq_permutation_invariant(build_sq_family_sorted_q));
 }

@@ -4,10 +4,15 @@
 // nonsingular — and the reference path says "singular" only when it is.
 // Checked in exact rationals: with Θ_i = ln(q_i)·B_i (q_i rational, B_i integer)
 // every logit on Boolean inputs is an integer multiple of ln q_i, so every
-// attention weight q_i^{e_j} / Σ_l q_i^{e_l} is rational.
+// attention weight q_i^{e_j} / Σ_l q_i^{e_l} is rational. Test of the tester:
+// a solver that returns every W_i transposed (a row/column-major mix-up when
+// unstacking) is rejected.
 #include "numeric/multiprecision.hpp"
 #include "property.hpp"
 #include "stages/stage6/w_least_squares.hpp"
+
+#include <functional>
+#include <optional>
 
 using namespace mha;
 
@@ -48,10 +53,27 @@ Rational determinant(Mat<Rational> a) {
   }
   return sign * a(n - 1, n - 1);
 }
-}  // namespace
 
-TEST_CASE("least squares for W recovers the true W exactly when the candidate Θs are the true ones", "[property][stage6]") {
-  mha::test::property("rationals, d ≤ 5, k ≤ 3, m ≤ 3", 60, [] {
+using ExactWSolver = std::function<std::optional<Mat<Rational>>(const Mat<Rational>&, const Mat<Rational>&)>;
+
+const ExactWSolver normal_equations = [](const Mat<Rational>& design, const Mat<Rational>& labels) {
+  return solve_w_stack_reference<Rational>(design, labels);
+};
+
+// Mistake: each head's d×d block of the solution returned transposed (W_i read row-major as column-major).
+std::optional<Mat<Rational>> solve_with_blocks_transposed(const Mat<Rational>& design, const Mat<Rational>& labels) {
+  std::optional<Mat<Rational>> w = solve_w_stack_reference<Rational>(design, labels);
+  const Eigen::Index d = labels.cols();
+  if (w)
+    for (Eigen::Index i = 0; i < w->rows(); i += d) {
+      const Mat<Rational> block = w->middleRows(i, d);
+      w->middleRows(i, d) = block.transpose();
+    }
+  return w;
+}
+
+auto recovers_true_w(const ExactWSolver& solve) {
+  return [solve] {
     const int d = *rc::gen::inRange(2, 6).as("d");
     const int k = *rc::gen::inRange(2, 4).as("k");
     const int m = *rc::gen::inRange(1, 4).as("m");
@@ -79,10 +101,19 @@ TEST_CASE("least squares for W recovers the true W exactly when the candidate Θ
       design.middleRows(n * k, k) = w_design_rows<Rational>(attentions, x.cast<Rational>());
     }
     const Mat<Rational> labels = design * w_stack;  // the true layer's outputs
-    const std::optional<Mat<Rational>> solved = solve_w_stack_reference<Rational>(design, labels);
+    const std::optional<Mat<Rational>> solved = solve(design, labels);
     const bool singular = determinant(Mat<Rational>(design.transpose() * design)) == 0;
     RC_CLASSIFY(singular, "D^T D singular (coinciding heads or degenerate tokens)");
     RC_ASSERT(solved.has_value() == !singular);
     if (solved) RC_ASSERT(*solved == w_stack);
-  });
+  };
+}
+}  // namespace
+
+TEST_CASE("least squares for W recovers the true W exactly when the candidate Θs are the true ones", "[property][stage6]") {
+  mha::test::property("rationals, d ≤ 5, k ≤ 3, m ≤ 3", 60, recovers_true_w(normal_equations));
+}
+
+TEST_CASE("test of the tester: exact least squares for W rejects transposed W_i", "[property][stage6][tester]") {
+  mha::test::property_rejects("every W_i returned transposed", 20, recovers_true_w(solve_with_blocks_transposed));
 }

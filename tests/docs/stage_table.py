@@ -158,6 +158,9 @@ def check_table(text, root):
     for f in sorted(os.listdir(os.path.join(root, "property_tests"))):
         if f.endswith(".cpp") and f not in text:
             problems.append(f"property_tests/{f} is not cited in proofs/README.md")
+        if f.endswith(".cpp") and "property_rejects(" not in read(os.path.join(root, "property_tests", f)) \
+                and "test of the tester" not in read(os.path.join(root, "property_tests", f)):
+            problems.append(f"property_tests/{f} has no test of the tester")
     return rows, problems
 
 

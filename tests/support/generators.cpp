@@ -1,5 +1,7 @@
 #include "generators.hpp"
 
+#include "model/instance_gen.hpp"
+
 #include "model/inputs.hpp"
 #include "numeric/rng.hpp"
 
@@ -7,6 +9,19 @@
 #include <ostream>
 
 namespace mha::test {
+
+Instance draw_generated_instance(const std::vector<int>& ds, const std::vector<int>& ms,
+                                 const std::vector<double>& scales) {
+  GenerateOptions g;
+  g.d = *rc::gen::elementOf(ds).as("d");
+  g.k = 2;
+  g.m = *rc::gen::elementOf(ms).as("m");
+  g.scale = *rc::gen::elementOf(scales).as("logit scale");
+  g.seed = *rc::gen::inRange<uint64_t>(1, 1000).as("instance seed");
+  GenerateResult r = generate_instance(g);
+  RC_PRE(r.ok);
+  return std::move(r.instance);
+}
 
 std::string to_string(Flavour f) {
   switch (f) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mha::test {
 
@@ -34,6 +35,12 @@ MatD make_input(const LayerCase& c, InputKind kind, uint64_t n);
 std::ostream& operator<<(std::ostream& os, const LayerCase& c);
 
 rc::Gen<Shape> gen_shape(int max_k, int max_d, int max_m);
+
+// Inside a property: an instance as `mhalearn generate` draws it (model/instance_gen.hpp),
+// k = 2, with d, m and the logit scale picked from the given values and an instance
+// seed in [1, 1000); the case is discarded (RC_PRE) when no drawable instance comes out.
+Instance draw_generated_instance(const std::vector<int>& ds, const std::vector<int>& ms,
+                                 const std::vector<double>& scales);
 rc::Gen<LayerCase> gen_layer_case(int max_k, int max_d, int max_m);
 
 }  // namespace mha::test
