@@ -183,27 +183,31 @@ std::string format_table(const std::vector<Comparison>& rows) {
   return out;
 }
 
-Comparison escalate(const std::function<Comparison(unsigned bits)>& compare, const std::vector<unsigned>& ladder) {
-  const auto start = std::chrono::steady_clock::now();
-  Comparison result;
+namespace {
+// The ladder's loop, for a row or a part: stop at the first rung that does not disagree.
+template <class Result>
+Result climb(const std::function<Result(unsigned bits)>& compare, const std::vector<unsigned>& ladder,
+             bool (*disagreeing)(const Result&)) {
+  Result result;
   for (unsigned bits : ladder) {
     result = compare(bits);
     result.precision = bits;
-    if (!disagrees(result)) break;
+    if (!disagreeing(result)) break;
   }
+  return result;
+}
+}  // namespace
+
+Comparison escalate(const std::function<Comparison(unsigned bits)>& compare, const std::vector<unsigned>& ladder) {
+  const auto start = std::chrono::steady_clock::now();
+  Comparison result = climb<Comparison>(compare, ladder, [](const Comparison& c) { return disagrees(c); });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
 ComparisonPart escalate_part(const std::function<ComparisonPart(unsigned bits)>& compare,
                              const std::vector<unsigned>& ladder) {
-  ComparisonPart result;
-  for (unsigned bits : ladder) {
-    result = compare(bits);
-    result.precision = bits;
-    if (!(result.compared > 0 && !result.agree)) break;
-  }
-  return result;
+  return climb<ComparisonPart>(compare, ladder, [](const ComparisonPart& p) { return items_disagree(p); });
 }
 
 }  // namespace mha
