@@ -5,6 +5,7 @@
 // ±1 (Boolean inputs), shaped (N, k, d); a bad argument raises ValueError with
 // the CLI's one-line message; long computations release the GIL; progress goes
 // to stderr (when it is a terminal) exactly as in the CLI.
+#include "cli/fault_switch.hpp"
 #include "mhalearn.hpp"
 #include "numeric/precision.hpp"
 
@@ -321,6 +322,7 @@ LearnOptions learn_options(const py::dict& kw) {
 // here: the package's learn() raises with the report attached.
 py::tuple run_learner(const SampleSource& source, LearnOptions o, const Instance* truth, const json& options) {
   if (auto e = check_learn_input(source.k(), source.d(), o.m); !e.empty()) bad_input(e);
+  if (auto e = cli::learn_fast_paths(o); !e.empty()) bad_input(e);  // the test copy's fault switch
   LearnResult r;
   {
     py::gil_scoped_release release;
@@ -370,10 +372,12 @@ py::list verify_py(const Instance& inst, const std::vector<std::string>& request
   VerifyOptions o;
   o.seed = seed;
   o.threads = threads;
+  FastPaths fast;
+  if (auto e = cli::verify_fast_paths(fast); !e.empty()) bad_input(e);  // the test copy's fault switch
   std::vector<Comparison> rows;
   {
     py::gil_scoped_release release;
-    rows = verify_instance(inst, stages, o);
+    rows = verify_instance(inst, stages, o, fast);
   }
   py::list out;
   for (const auto& c : rows) out.append(to_python(to_json(c)));

@@ -1,8 +1,10 @@
-// The CLI's fast paths, with the test-only fault switch. The release `mhalearn`
-// always uses the library's fast paths. The test build `mhalearn_faulty`
-// (CMakeLists.txt: this file compiled with MHALEARN_FAULT_INJECTION=1) reads
-// MHALEARN_INJECT_FAULT=<stage> and swaps that stage's fast path for its wrong
-// copy (verify/faults.hpp), so that tests/cli/fault_injection.py can see the
+// The fast paths of the CLI and the Python module, with the test-only fault
+// switch. The release `mhalearn` and `mhalearn` Python module always use the
+// library's fast paths. Their test copies `mhalearn_faulty` and
+// build/<preset>/python_faulty (CMakeLists.txt: this file compiled with
+// MHALEARN_FAULT_INJECTION=1) read MHALEARN_INJECT_FAULT=<stage> and swap that
+// stage's fast path for its wrong copy (verify/faults.hpp), so that
+// tests/cli/fault_injection.py and python/tests/test_faults.py can see the
 // end-to-end commands reject it.
 #pragma once
 
@@ -19,9 +21,8 @@ namespace mha::cli {
 // is not a stage.
 std::string verify_fast_paths(FastPaths& fast);
 
-// The learner's swappable fast path (LearnOptions::span, stage 5: the stage its
-// reference check covers): "" on success, else why the switch's value cannot be
-// injected into the learner.
+// The learner's fast paths (LearnOptions::fast; its reference step checks every
+// stage): "" on success, else why the switch's value is not a stage.
 std::string learn_fast_paths(LearnOptions& options);
 
 // Whether `--x/--y` datasets are read whole into memory, as before they were
