@@ -174,3 +174,11 @@ def test_learn_variants_are_named_in_the_report():
         assert "rows" in report["variant_choices"]
     with pytest.raises(ValueError, match="variant must be 'paper' or 'extended'"):
         mhalearn.learn(inst, variant="fast")
+
+
+def test_the_suite_runs_against_the_installed_copy_when_told_so():
+    """scripts/test-python.sh installs with pip and sets MHALEARN_INSTALLED=1: the
+    module imported must then be the installed one, not the build tree's."""
+    import os
+    if os.environ.get("MHALEARN_INSTALLED") == "1":
+        assert "site-packages" in mhalearn.__file__, mhalearn.__file__

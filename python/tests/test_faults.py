@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import mhalearn
+from conftest import build_dir
 
 STAGES = ["forward", "1", "2", "3", "4", "5", "6", "polish"]
 # 2 and 4 share the certification fast path: a fault in either may be named by either.
@@ -52,7 +53,7 @@ print(json.dumps(out))
 
 
 def faulty_package():
-    build = pathlib.Path(mhalearn.__file__).resolve().parents[2]
+    build = build_dir()
     path = build / "python_faulty"
     assert (path / "mhalearn").is_dir(), f"{path} missing: build the target mhalearn_python_faulty"
     return path

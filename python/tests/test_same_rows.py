@@ -11,6 +11,7 @@ import warnings
 import pytest
 
 import mhalearn
+from conftest import build_dir
 
 BUDGET = dict(stage1_samples=100000, crude_sculpt_samples=200000, sculpt_samples=400000,
               final_sculpt_samples=400000, margin_samples=1000000, rounds=2, net_tuples=2000, threads=1,
@@ -28,7 +29,7 @@ def same(rows):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    tool = pathlib.Path(mhalearn.__file__).resolve().parents[2] / "mhalearn"
+    tool = build_dir() / "mhalearn"
     assert tool.is_file(), f"{tool} missing: build the target mhalearn"
     tmp = tmp_path_factory.mktemp("rows")
 
