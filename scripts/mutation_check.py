@@ -84,8 +84,8 @@ MUTATIONS = [
     ("F2", "src/stages/stage1/reference.cpp", "out.bound = (propagated + g * (magnitude + propagated)) / double(n) +",
      "out.bound = (propagated + g * (magnitude + propagated)) +", "stage 1's same-sample bound N times too loose",
      "[stage1]", None),
-    ("F3", "src/stages/polish/reference.cpp", "const double bound = (std::max(upper - ref_objective, ref_objective - lower) +",
-     "const double bound = 10 * (std::max(upper - ref_objective, ref_objective - lower) +",
+    ("F3", "src/stages/polish/reference.cpp", "out.bound = (std::max(above, below) + u * out.objective +",
+     "out.bound = 10 * (std::max(above, below) + u * out.objective +",
      "polishing's objective bound 10 times too loose", "[polish]", None),
     ("F4", "src/geometry/exact_programs.cpp", "out.inside_ball = out.norm_squared <= r * r;",
      "out.inside_ball = out.norm_squared <= r;", "the exact QP's ball test against R for R²", "[geometry]", None),
@@ -102,6 +102,12 @@ MUTATIONS = [
     ("F9", "src/learn/evaluate.cpp", "const SampleOracle test(truth, seed, Stream::test_inputs);",
      "const SampleOracle test(truth, seed, Stream::inputs);", "the test error measured on the training stream",
      "[evaluate]", None),
+    ("F10", "src/numeric/tolerance.cpp", "return (jacobian_term + (jacobian_relative_max * majorant_frobenius + jacobian_frobenius) * e +",
+     "return ((jacobian_relative_max * majorant_frobenius + jacobian_frobenius) * e +",
+     "polishing's gradient bound without the Jacobian's rounding", "[tolerance],[polish]", "*polish*"),
+    ("F11", "src/model/forward_error.cpp", "const double coefficient = e + gk * (1.0 + e) + gmd * (1.0 + e) * (1.0 + gk);",
+     "const double coefficient = e + gk * (1.0 + e);",
+     "the design route's bound without the products with W", "[forward]", "*objective*"),
 ]
 
 

@@ -20,8 +20,7 @@ constexpr int64_t kForwardSamples = 64;
 constexpr int64_t kLeastSquaresSamples = 256;
 constexpr int64_t kNetSamples = 32;             // training, and as many for validation
 constexpr int64_t kNetTuples = 28;              // the coarse exhaustive level
-constexpr int64_t kPolishSamples = 256;
-constexpr int64_t kGradientSamples = 8;
+constexpr int64_t kPolishSamples = 0;             // polish_check_samples: the MPFR Jacobian is costly
 // Diagnostic thresholds (stated, not derived: they choose when a statistical
 // outcome is worth a warning, never a verdict): the proxy counts as far from the
 // minimum-norm point of K beyond this relative distance.
@@ -128,7 +127,7 @@ void check_selected_round(Pipeline& p, const LearnRound& best) {
 
 void check_polish_start(Pipeline& p, const Layer& start) {
   if (!checks_on(p)) return;
-  p.check(-1, check_polish(start, p.source, 0, kPolishSamples, kGradientSamples, p.o.fast.squared_error));
+  p.check(-1, check_polish(start, p.source, 0, kPolishSamples, p.o.fast.polish_iteration));
 }
 
 }  // namespace mha

@@ -243,6 +243,55 @@ double final_fit_improvement_target() { return 2.0; }
 double polish_operator_relative(long long roundings, double logit_bound) {
   return gamma(roundings) * (1 + 4 * logit_bound);
 }
+
+double attention_jacobian_relative(int k, int d, double logit_bound, double u) {
+  return gamma(2LL * d + 2LL * k + 8, u) * (1 + 4 * logit_bound);
+}
+
+double projection_distance(double design_error, double sigma_min) {
+  if (!(design_error < sigma_min)) return kInf;
+  return design_error / (sigma_min - design_error) * bound_evaluation_factor(2);
+}
+
+double householder_projection_distance(long long rows, long long cols, double design_error, double design_frobenius,
+                                       double sigma_min) {
+  constexpr long long kHouseholderConstant = 16;  // Higham's "small integer" c, as in qr_least_squares_relative_bound
+  const double g = gamma(kHouseholderConstant * rows * cols);
+  const double eps_q = std::sqrt(static_cast<double>(cols)) * g;
+  const double moved = projection_distance(design_error + g * (design_frobenius + design_error), sigma_min);
+  return (2 * eps_q + eps_q * eps_q + moved) * bound_evaluation_factor(8);
+}
+
+double householder_projection_rounding(long long rows, long long cols, long long out_cols) {
+  constexpr long long kHouseholderConstant = 16;
+  const double g = gamma(kHouseholderConstant * rows * cols);
+  const double eps_q = std::sqrt(static_cast<double>(cols)) * g;
+  const double n = static_cast<double>(cols);
+  return (gamma(rows + cols + 1) * (1 + n * (1 + g) * (1 + g)) + gamma(rows * out_cols) * (1 + 2 * eps_q + eps_q * eps_q)) *
+         bound_evaluation_factor(12);
+}
+
+double projected_residual_error(double residual_frobenius, double residual_error, double projection) {
+  return ((1 + projection) * residual_error + projection * residual_frobenius) * bound_evaluation_factor(4);
+}
+
+double normal_equations_projection_error(unsigned bits, long long rows, long long cols, double design_frobenius,
+                                         double sigma_min, double solution_frobenius, double residual_frobenius) {
+  if (!(sigma_min > 0)) return kInf;
+  const double kappa = design_frobenius / sigma_min;
+  const double solve = normal_equations_relative_bound(kappa, rows, cols, bits) * solution_frobenius;
+  const double apply = gamma(cols + 1, mpfr_unit_roundoff(bits)) * (residual_frobenius + design_frobenius * solution_frobenius);
+  return (design_frobenius * solve + apply) * bound_evaluation_factor(8);
+}
+
+double polish_gradient_bound(double jacobian_term, double jacobian_relative_max, double jacobian_frobenius,
+                             double majorant_frobenius, double residual_frobenius, double projected_residual_error,
+                             double projection_rounding) {
+  const double e = projected_residual_error;
+  return (jacobian_term + (jacobian_relative_max * majorant_frobenius + jacobian_frobenius) * e +
+          projection_rounding * (1 + jacobian_relative_max) * majorant_frobenius * (residual_frobenius + e)) *
+         bound_evaluation_factor(12);
+}
 double net_recovery_target() { return 1e-5; }
 double net_validation_target() { return 1e-9; }
 double single_head_w_target() { return 1e-12; }

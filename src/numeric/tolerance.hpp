@@ -462,6 +462,82 @@ double final_fit_improvement_target();
 // double-vs-MPFR Jacobian check).
 double polish_operator_relative(long long roundings, double logit_bound);
 
+// ---- Polishing: one iteration on two paths (proofs/attention_jacobian.md,
+// "polish.cpp's gradient on two paths"; check_polish_iteration)
+
+// attention_jacobian<double> against the exact Jacobian, entrywise, at first
+// order (proofs/attention_jacobian.md, "Tolerance of the check", second
+// assertion): each g entry is a nested sum of at most n = 2d + 2k + 8 rounded
+// operations over terms bounded by A_l(|V_lc| + ȳabs_c)|x_l[q]|, and the
+// attention weights carry the logits' rounding γ_{2d}Λ, a relative (1 + 4Λ)
+// factor, Λ = max_l |x_a||Θ_i||x_l|ᵀ. Returns γ_n(u)(1 + 4Λ), the factor of the
+// majorant M_J[(a,c),(i,p,q)] = |x_a[p]| Σ_l A_l(|X||W_i| + ȳabs)_{lc}|x_l[q]|
+// (at u = 2⁻ᵖ the same bound holds for the MPFR Jacobian).
+double attention_jacobian_relative(int k, int d, double logit_bound, double u = kDoubleUnitRoundoff);
+
+// Two orthogonal projections onto the ranges of D and D + E, both of full
+// column rank, ‖E‖₂ ≤ e < σ_min(D): for subspaces of equal dimension
+// ‖P' − P‖₂ = ‖(I − P)P'‖₂ (Golub & Van Loan, 4th ed., Thm 2.5.1), and
+// (I − P)P' = (I − P)(D + E)(D + E)⁺ = (I − P)E(D + E)⁺, so
+// ‖P' − P‖₂ ≤ e/σ_min(D + E) ≤ e/(σ_min(D) − e) (Weyl) — Wedin's sin θ theorem
+// for the whole column space. Returns that, times the factor of its own
+// evaluation; +inf when e ≥ σ_min(D).
+double projection_distance(double design_error, double sigma_min);
+
+// The projection Q̂Q̂ᵀ that polishing forms from Householder QR of its double
+// design D̂ (R × n; unpivoted, Q̂ formed explicitly), against the projection
+// P_D onto range(D), D the exact design with ‖D̂ − D‖_F ≤ e: Higham Thm 19.4
+// gives an orthonormal Q with range(Q) = range(D̂ + ΔD), ‖ΔD‖_F ≤ γ̃‖D̂‖_F and,
+// for the explicitly formed factor (§19.3 after the theorem), ‖Q̂ − Q‖_F ≤ ε_Q =
+// √n γ̃, γ̃ = γ_{16Rn} (the "small integer" c = 16 as in
+// qr_least_squares_relative_bound). So ‖Q̂Q̂ᵀ − QQᵀ‖₂ ≤ 2ε_Q + ε_Q² and, with
+// ‖E‖₂ ≤ e + γ̃(‖D‖_F + e), projection_distance gives the rest. Returns
+//   π = 2ε_Q + ε_Q² + projection_distance(e + γ̃(‖D‖_F + e), σ_min(D)),
+// times the factor of its own evaluation; +inf when σ_min(D) ≤ ‖E‖ bound.
+double householder_projection_distance(long long rows, long long cols, double design_error, double design_frobenius,
+                                       double sigma_min);
+
+// The rounding of applying that projection in double, relative to ‖Ĵ‖_F‖r̂‖_F
+// (polish.cpp: the dense model forms fl(Ĵ_c − Q̂ fl(Q̂ᵀĴ_c)) per output column
+// c, the matrix-free one fl(r̂ − Q̂ fl(Q̂ᵀ r̂)); either way each entry is within
+// γ_{R+n+1}(|v| + |Q̂||Q̂|ᵀ|v|), Higham (3.13) twice and a subtraction, and
+// ‖|Q̂||Q̂|ᵀ|v|‖ ≤ ‖Q̂‖_F²‖v‖ ≤ n(1 + γ̃)²‖v‖), plus the dense model's final
+// R·d-term products fl((P̂⊥Ĵ)ᵀ r̂): γ_{Rd}‖P̂⊥‖₂‖Ĵ‖_F‖r̂‖ with
+// ‖P̂⊥‖₂ ≤ 1 + 2ε_Q + ε_Q² (counted for both models). Returns
+//   γ_{R+n+1}(1 + n(1 + γ̃)²) + γ_{R·out_cols}(1 + 2ε_Q + ε_Q²),
+// times the factor of its own evaluation (rows R, cols n, out_cols d).
+double householder_projection_rounding(long long rows, long long cols, long long out_cols);
+
+// ‖P̂⊥r̂ − P⊥r‖ for a residual r̂ within ‖r̂ − r‖ ≤ b and a projection within
+// ‖P̂ − P‖₂ ≤ π of P = P_D: P̂⊥r̂ − P⊥r = P̂⊥(r̂ − r) + (P̂⊥ − P⊥)r and
+// ‖P̂⊥‖₂ ≤ 1 + π, so the bound is (1 + π)b + π‖r‖, times the factor of its own
+// evaluation.
+double projected_residual_error(double residual_frobenius, double residual_error, double projection);
+
+// The MPFR reference's projection r − D c, c = (DᵀD)⁻¹Dᵀr by Gauss–Jordan at p
+// bits (solve_w_stack_reference): c is within normal_equations_relative_bound
+// (κ ≤ ‖D‖_F/σ_min) of the exact least-squares solution, column by column, and
+// fl(r − D c) adds γ_{n+1}(2⁻ᵖ)(‖r‖ + ‖D‖_F‖c‖) (Higham (3.13)). Returns
+// ‖D‖_F·‖Δc‖_F + that, times the factor of its own evaluation.
+double normal_equations_projection_error(unsigned bits, long long rows, long long cols, double design_frobenius,
+                                         double sigma_min, double solution_frobenius, double residual_frobenius);
+
+// ‖ĝ − g‖₂ for the Kaufman gradient g = Jᵀ P⊥ r computed as ĝ = fl(Ĵᵀ ŝ),
+// ŝ ≈ P⊥r (proofs/attention_jacobian.md, "polish.cpp's gradient on two paths"):
+//   ĝ − g = (Ĵ − J)ᵀŝ [+ the products' rounding] + Jᵀ(ŝ − P⊥r),
+// with |Ĵ − J| ≤ ρ_J M_J entrywise (attention_jacobian_relative, or
+// polish_operator_relative for the matrix-free Jᵀ·R) and ‖ŝ − P⊥r‖ ≤ e_s
+// (projected_residual_error, plus the projection's rounding
+// `projection_rounding`·‖Ĵ‖_F‖r̂‖_F). Arguments: jacobian_term =
+// ‖Σ_{n,i} ρ_J,n,i M_J,n,iᵀ|P⊥r_n|‖₂, ρ_max = max ρ_J, ‖J‖_F, ‖M_J‖_F, ‖r‖_F,
+// e_s. Returns
+//   jacobian_term + (ρ_max‖M_J‖_F + ‖J‖_F) e_s + projection_rounding (1 + ρ_max)‖M_J‖_F(‖r‖_F + e_s),
+// times the factor of its own evaluation (first order in the Jacobian's ρ_J,
+// whose (1 + 4Λ) is a first-order amplification).
+double polish_gradient_bound(double jacobian_term, double jacobian_relative_max, double jacobian_frobenius,
+                             double majorant_frobenius, double residual_frobenius, double projected_residual_error,
+                             double projection_rounding);
+
 // Stage 6's net search refined on the exact hull (tests/stages/test_stage6.cpp):
 // Θ max relative error measured 1.3·10⁻⁷ against the target 10⁻⁵ (the refined
 // step is ~10⁻⁶); validation error below 10⁻⁹.

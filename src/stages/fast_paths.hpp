@@ -37,7 +37,7 @@ struct FastPaths {
   SpanFast span = find_span;                                     // 5
   WLeastSquaresFast w_least_squares = solve_w_stack;             // 6: W at given Θ
   NetFast net = net_candidates;                                  // 6: the exhaustive level
-  SquaredErrorFast squared_error = squared_error_fast;           // polish
+  PolishIterationFast polish_iteration = mha::polish_iteration;  // polish: one Levenberg–Marquardt iteration
 };
 
 }  // namespace mha

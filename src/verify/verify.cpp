@@ -188,7 +188,7 @@ std::vector<Comparison> verify_instance(const Instance& inst, const std::vector<
   if (wanted("6")) out.push_back(verify_stage6(inst, oracle, o, fast));
   if (wanted("polish")) {
     const Layer layer = o.polish_layer ? *o.polish_layer : perturbed(inst.layer, o.polish_perturbation, o.seed);
-    out.push_back(check_polish(layer, oracle, 0, o.polish_samples, o.gradient_samples, fast.squared_error));
+    out.push_back(check_polish(layer, oracle, 0, o.polish_samples, fast.polish_iteration));
   }
   return out;
 }

@@ -20,8 +20,9 @@
 //   6        least squares for W at the true Θ, and the net's exhaustive level on the true
 //            hull (point: mean of the Θ_i; directions: the Θ_i − Θ_1, orthonormalised),
 //            coarse and on few samples (check_stage6)
-//   polish   the objective at the truth moved by `polish_perturbation`, or at a given
-//            layer (check_polish)
+//   polish   one iteration of polishing (polish_iteration: its objective, gradient and
+//            accepted step) from the truth moved by `polish_perturbation`, or from a
+//            given layer (check_polish)
 #pragma once
 
 #include "data/oracle.hpp"
@@ -44,10 +45,9 @@ struct VerifyOptions {
   int64_t selection_samples = 1000;    // stage 3: every row of this many examined samples re-decided
   int64_t net_samples = 32;            // stage 6's net: training samples, and as many for validation
   int64_t net_max_tuples = 28;         // stage 6's net: the coarse exhaustive level (28 tuples: 8 points for m = 2)
-  int64_t polish_samples = 256;
-  int64_t gradient_samples = 8;        // the MPFR Jacobian is costly: fewer samples
+  int64_t polish_samples = 0;          // polish's training samples; 0: polish_check_samples (the MPFR Jacobian is costly)
   double polish_perturbation = 1e-6;   // relative move of every parameter from the truth
-  const Layer* polish_layer = nullptr; // evaluate polishing's objective here instead
+  const Layer* polish_layer = nullptr; // start polishing's iteration here instead
   int threads = 1;
 };
 

@@ -218,3 +218,23 @@ TEST_CASE("forward_error_bound equals its formula on a hand-computed case, the l
   const double exact = 4.1719735062470508e-15;
   for (int a = 0; a < 2; ++a) CHECK(std::abs(bound(a, 0) - exact) <= tolerance::gamma(20) * exact);
 }
+
+TEST_CASE("design_route_error_bound equals its formula on the same hand-computed case", "[forward][tolerance][polish]") {
+  // The case above through polishing's design route (proofs/forward_error_bound.md,
+  // "The design route (polishing)"): the same ε_A, then (ε_A + γ_2(1 + ε_A) +
+  // γ_1(1 + ε_A)(1 + γ_2))·max|X|·|W|, times bound_evaluation_factor(47) = 1 + γ_48.
+  // Expected: the formula in mpmath at 300 bits, rounded once.
+  Layer layer;
+  layer.heads.push_back({MatD::Constant(1, 1, std::log(3.0)), MatD::Constant(1, 1, 2.0)});
+  MatD x(2, 1);
+  x << 1, -1;
+  const MatD bound = design_route_error_bound(layer, x);
+  const double exact = 4.1719735020750994e-15;
+  for (int a = 0; a < 2; ++a) CHECK(std::abs(bound(a, 0) - exact) <= tolerance::gamma(20) * exact);
+  // The design alone: (ε_A + γ_2(1 + ε_A))·max|X|·(1 + γ_48), in head 1's block.
+  const MatD design = design_error_bound(layer, x);
+  CHECK(design.rows() == 2);
+  CHECK(design.cols() == 1);
+  const double design_exact = 1.9749644485750333e-15;
+  for (int a = 0; a < 2; ++a) CHECK(std::abs(design(a, 0) - design_exact) <= tolerance::gamma(20) * design_exact);
+}

@@ -78,3 +78,20 @@ TEST_CASE("the label-noise bounds equal their formulas", "[tolerance][hardening]
   CHECK(std::isinf(tol::residual_rounding_level(1.0, 0.0)));
   CHECK(std::isinf(tol::noise_estimate_band(1024, 1024, 2.0)));
 }
+
+TEST_CASE("polishing's gradient bounds equal their formulas", "[tolerance][hardening][polish]") {
+  check_value(tol::attention_jacobian_relative(3, 4, 2.0), 2.1982415887578153e-14);
+  check_value(tol::projection_distance(1e-3, 0.5), 0.0020040080160320648);
+  CHECK(std::isinf(tol::projection_distance(0.5, 0.5)));  // the design may be singular: no bound
+  check_value(tol::householder_projection_distance(100, 4, 1e-3, 10.0, 0.5), 0.0020040080331435338);
+  check_value(tol::householder_projection_rounding(100, 4, 3), 9.1593399531738261e-14);
+  check_value(tol::projected_residual_error(2.0, 1e-3, 1e-4), 0.0012001000000000006);
+  check_value(tol::polish_gradient_bound(1e-10, 1e-12, 3.0, 5.0, 2.0, 1e-3, 1e-13), 0.0030000001010055044);
+  // The reference's projection: ‖D‖_F·(normal-equations bound)·‖c‖_F plus the residual's
+  // γ_{n+1}(2⁻ᵖ) rounding, times the evaluation factor of 8 operations.
+  const double kappa = 10.0 / 0.5, solve = tol::normal_equations_relative_bound(kappa, 100, 4, 128) * 3.0;
+  const double apply = tol::gamma(5, tol::mpfr_unit_roundoff(128)) * (2.0 + 10.0 * 3.0);
+  check_value(tol::normal_equations_projection_error(128, 100, 4, 10.0, 0.5, 3.0, 2.0),
+              (10.0 * solve + apply) * tol::bound_evaluation_factor(8));
+  CHECK(std::isinf(tol::normal_equations_projection_error(128, 100, 4, 10.0, 0.0, 3.0, 2.0)));
+}

@@ -71,5 +71,23 @@ values["float32_label_rounding_row_bound(3, 16)"] = (
     (F(1, 2**24) * 3 + 4 * F(1, 2**150)) / (1 - F(1, 2**24)) * bef(6))
 values["residual_rounding_level(1e-28, 4)"] = mpmath.sqrt(mp(F(1e-28)) / 4) * mp(bef(4))
 values["noise_estimate_band(16384, 1024, 2)"] = 6 * mpmath.sqrt(mpmath.mpf(4) / (16384 - 1024))
+# Polishing's iteration on two paths (proofs/attention_jacobian.md, "polish.cpp's gradient on two paths").
+def projection_distance(e, sigma):
+    return e / (sigma - e) * bef(2)
+
+
+g_h = gamma(16 * 100 * 4)
+eps_q = 2 * g_h  # sqrt(4) * γ̃
+values["attention_jacobian_relative(3, 4, 2.0)"] = gamma(2 * 4 + 2 * 3 + 8) * 9
+values["projection_distance(1e-3, 0.5)"] = projection_distance(F(1e-3), F(1, 2))
+values["householder_projection_distance(100, 4, 1e-3, 10, 0.5)"] = (
+    (2 * eps_q + eps_q**2 + projection_distance(F(1e-3) + g_h * (10 + F(1e-3)), F(1, 2))) * bef(8))
+values["householder_projection_rounding(100, 4, 3)"] = (
+    (gamma(105) * (1 + 4 * (1 + g_h)**2) + gamma(300) * (1 + 2 * eps_q + eps_q**2)) * bef(12))
+values["projected_residual_error(2, 1e-3, 1e-4)"] = ((1 + F(1e-4)) * F(1e-3) + F(1e-4) * 2) * bef(4)
+values["polish_gradient_bound(1e-10, 1e-12, 3, 5, 2, 1e-3, 1e-13)"] = (
+    F(1e-10) + (F(1e-12) * 5 + 3) * F(1e-3) + F(1e-13) * (1 + F(1e-12)) * 5 * (2 + F(1e-3))) * bef(12)
+
+
 for name, value in values.items():
     show(name, value)

@@ -232,7 +232,6 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
   o.certify_samples = 60;
   o.w_samples = 64;
   o.polish_samples = 32;
-  o.gradient_samples = 2;
   const auto good = verify_instance(inst, verify_stage_names(), o);
   REQUIRE(good.size() == verify_stage_names().size());
   for (const auto& c : good) {

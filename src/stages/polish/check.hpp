@@ -1,24 +1,41 @@
-// Polishing on two paths (proofs/attention_jacobian.md, "The objective in MPFR"):
-// the relative training error E = Σ‖F(X) − Y‖²/Σ‖Y‖² that polishing minimises,
-// fast (double) against MPFR at a layer on the same samples, within a bound
-// derived from forward_error_bound, escalated 128 → 256 bits; the reference
-// gradient norm (first-order optimality) is reported beside it.
+// Polishing on two paths (proofs/attention_jacobian.md, "The objective in MPFR"
+// and "polish.cpp's gradient on two paths"): one Levenberg–Marquardt iteration
+// of polish.cpp, computed by polish.cpp's own code (polish_iteration), against
+// MPFR on the same samples, escalated 128 → 256 bits:
+//
+//   row              the objective E = Σ‖F(X) − Y‖²/Σ‖Y‖² as polish evaluates it
+//                    (design route), at the start and at the accepted step, within
+//                    the bound built from design_route_error_bound;
+//   part "gradient"  the linear model's gradient Jᵀ P⊥ r against the MPFR Kaufman
+//                    gradient at the same (Θ, Ŵ), within the first-order bound;
+//   part "accepted step"  the fast decision E(next) < E(start) re-decided on the
+//                    reference: disagree only beyond both objectives' bounds,
+//                    undecided within them, not compared when no step was accepted.
 #pragma once
 
 #include "data/oracle.hpp"
 #include "numeric/comparison.hpp"
+#include "stages/polish/polish.hpp"
 
 #include <functional>
 
 namespace mha {
 
-// Σ‖F(X) − Y‖² of one sample on the fast path; +inf when it cannot answer.
-using SquaredErrorFast = std::function<double(const Layer&, const MatD& x, const MatD& y)>;
-double squared_error_fast(const Layer& layer, const MatD& x, const MatD& y);
+// polish.cpp's iteration as a replaceable fast path (stages/fast_paths.hpp).
+using PolishIterationFast =
+    std::function<PolishIteration(const LabelledBatch& train, const Layer& start, const PolishOptions& options)>;
 
-// At `layer`, on samples first .. first + samples − 1 of `source`; the gradient
-// on the first `gradient_samples` of them (the MPFR Jacobian is costly).
+// Training samples of the check: the design (N·k × m·d) must have full column
+// rank, N·k ≥ m·d, and the MPFR Jacobian costs N·k·d × m·d² entries: twice the
+// rank's minimum, at least 32 — max(32, ⌈2·m·d/k⌉).
+int64_t polish_check_samples(int d, int k, int m);
+
+Comparison check_polish_iteration(const PolishIteration& iteration);
+
+// polish_iteration from `layer` on samples first .. first + samples − 1 of
+// `source` (samples = 0: polish_check_samples), one thread, default options,
+// checked by check_polish_iteration.
 Comparison check_polish(const Layer& layer, const SampleSource& source, uint64_t first, int64_t samples,
-                        int64_t gradient_samples, const SquaredErrorFast& fast = squared_error_fast);
+                        const PolishIterationFast& fast = polish_iteration);
 
 }  // namespace mha

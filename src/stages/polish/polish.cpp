@@ -165,6 +165,8 @@ class DenseModel {
   }
 
   int64_t last_cg_iterations() const { return 0; }
+  // Jᵀ P⊥ r, the gradient of ½‖r‖² in Θ under Kaufman's approximation.
+  const Eigen::VectorXd& gradient() const { return gradient_; }
 
  private:
   Eigen::MatrixXd normal_;
@@ -231,6 +233,8 @@ class MatrixFreeModel {
   }
 
   int64_t last_cg_iterations() const { return cg_iterations_; }
+  // Jᵀ P⊥ r (as DenseModel's, applied matrix-free).
+  const Eigen::VectorXd& gradient() const { return gradient_; }
 
  private:
   void form_head_blocks(const Layer& layer, const Data& data, const PolishOptions& o) {
@@ -303,12 +307,44 @@ double noise_from_cost(double cost, int64_t entries, int64_t parameters) {
   return std::sqrt(cost * static_cast<double>(entries) / static_cast<double>(std::max<int64_t>(entries - parameters, 1)));
 }
 
+// One Levenberg–Marquardt iteration's damping loop: up to 12 damped steps of
+// `model` from `state`, the damping raised 8× after each that does not lower
+// the objective; the first that does is accepted and the damping lowered 5×
+// for the next iteration. `lambda` carries the damping between iterations.
+struct DampedStep {
+  bool accepted = false;
+  State next;                 // the accepted trial
+  double lambda = 0;          // the damping it was solved with
+  int64_t cg_iterations = 0;  // over all attempts (0: dense)
+};
+
+template <class Model>
+DampedStep damped_step(Model& model, const State& state, const Data& data, double& lambda, int threads) {
+  const int d = data.y.cols(), m = state.thetas.size();
+  const int64_t dd = int64_t{d} * d;
+  DampedStep out;
+  for (int attempt = 0; attempt < 12 && !out.accepted; ++attempt) {
+    const Eigen::VectorXd step = model.step(lambda);
+    out.cg_iterations += model.last_cg_iterations();
+    std::vector<MatD> trial = state.thetas;
+    for (int i = 0; i < m; ++i) trial[i] += Eigen::Map<const MatD>(step.data() + i * dd, d, d);
+    State next = evaluate(trial, data, threads);
+    if (next.cost < state.cost) {
+      out.accepted = true;
+      out.next = std::move(next);
+      out.lambda = lambda;
+      lambda = std::max(lambda / 5, kMinimumDamping);
+    } else {
+      lambda *= 8;
+    }
+  }
+  return out;
+}
+
 // Levenberg–Marquardt from `state` with the linear model Model, appending to `rep`.
 template <class Model>
 State levenberg_marquardt(State state, const Data& data, const PolishOptions& o, PolishReport& rep, StopCause& cause,
                           std::chrono::steady_clock::time_point t0) {
-  const int d = data.y.cols(), m = state.thetas.size();
-  const int64_t dd = int64_t{d} * d;
   double lambda = kInitialDamping;
   PreconditionerCache cache;
   Progress progress("polish", o.max_iterations);
@@ -323,36 +359,23 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
       break;
     }
     Model model(state, data, o, cache);
-    bool accepted = false, at_floor = false, settled = false;
-    int64_t cg_iterations = 0;
-    for (int attempt = 0; attempt < 12 && !accepted; ++attempt) {
-      const Eigen::VectorXd step = model.step(lambda);
-      cg_iterations += model.last_cg_iterations();
-      std::vector<MatD> trial = state.thetas;
-      for (int i = 0; i < m; ++i) trial[i] += Eigen::Map<const MatD>(step.data() + i * dd, d, d);
-      State next = evaluate(trial, data, o.threads);
-      if (next.cost < state.cost) {
-        // Near zero, a step that does not halve the error is rounding noise.
-        at_floor = next.cost < o.floor && next.cost > 0.5 * state.cost;
-        // Above the rounding level, a Gauss–Newton step that gains less than a
-        // fraction of the statistical error has reached the noise floor.
-        const double statistical = next.cost * static_cast<double>(rep.parameters) /
-                                   static_cast<double>(std::max<int64_t>(rep.residual_entries - rep.parameters, 1));
-        settled = o.statistical_stop > 0 && lambda <= kInitialDamping &&
-                  noise_from_cost(next.cost, rep.residual_entries, rep.parameters) > rep.rounding_level &&
-                  state.cost - next.cost < o.statistical_stop * statistical;
-        state = std::move(next);
-        lambda = std::max(lambda / 5, kMinimumDamping);
-        accepted = true;
-      } else {
-        lambda *= 8;
-      }
-    }
-    rep.cg_iterations.push_back(cg_iterations);
-    if (!accepted) {
+    DampedStep taken = damped_step(model, state, data, lambda, o.threads);
+    rep.cg_iterations.push_back(taken.cg_iterations);
+    if (!taken.accepted) {
       cause = StopCause::no_decrease;
       break;
     }
+    const double next_cost = taken.next.cost;
+    // Near zero, a step that does not halve the error is rounding noise.
+    const bool at_floor = next_cost < o.floor && next_cost > 0.5 * state.cost;
+    // Above the rounding level, a Gauss–Newton step that gains less than a
+    // fraction of the statistical error has reached the noise floor.
+    const double statistical = next_cost * static_cast<double>(rep.parameters) /
+                               static_cast<double>(std::max<int64_t>(rep.residual_entries - rep.parameters, 1));
+    const bool settled = o.statistical_stop > 0 && taken.lambda <= kInitialDamping &&
+                         noise_from_cost(next_cost, rep.residual_entries, rep.parameters) > rep.rounding_level &&
+                         state.cost - next_cost < o.statistical_stop * statistical;
+    state = std::move(taken.next);
     ++rep.iterations;
     rep.train_error.push_back(state.cost);
     progress.update(rep.iterations);
@@ -536,6 +559,46 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
   rep.stop_reason = stop_reason(cause, rep, o.statistical_stop);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+namespace {
+// The first iteration of levenberg_marquardt<Model> from `state`, recorded.
+template <class Model>
+void iterate_once(const State& state, const Data& data, const PolishOptions& o, PolishIteration& out) {
+  PreconditionerCache cache;
+  Model model(state, data, o, cache);
+  out.gradient = model.gradient();
+  double lambda = kInitialDamping;
+  DampedStep taken = damped_step(model, state, data, lambda, o.threads);
+  out.accepted = taken.accepted;
+  if (!taken.accepted) return;
+  out.next = taken.next.layer;
+  out.next_objective = taken.next.cost;
+}
+}  // namespace
+
+PolishIteration polish_iteration(const LabelledBatch& train, const Layer& start, const PolishOptions& o) {
+  const int k = train.x.k, d = train.x.d, m = start.m();
+  PolishIteration out;
+  out.dense = polish_uses_dense_solver(d, m, o);
+  if (train.x.count == 0) {
+    out.objective = INFINITY;
+    return out;
+  }
+  const Data data = to_data(train, k, d);
+  out.xs = data.xs;
+  for (int64_t n = 0; n < train.x.count; ++n) out.ys.push_back(data.y.middleRows(n * k, k));
+  std::vector<MatD> thetas;
+  for (const auto& h : start.heads) thetas.push_back(h.theta);
+  const State state = evaluate(thetas, data, o.threads);
+  out.start = std::isfinite(state.cost) ? state.layer : start;
+  out.objective = state.cost;
+  if (!std::isfinite(state.cost)) return out;  // rank-deficient design: no iteration
+  if (out.dense)
+    iterate_once<DenseModel>(state, data, o, out);
+  else
+    iterate_once<MatrixFreeModel>(state, data, o, out);
+  return out;
 }
 
 }  // namespace mha

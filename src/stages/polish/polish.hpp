@@ -117,6 +117,25 @@ struct PolishResult {
 
 PolishResult polish_layer(const SampleSource& source, const Layer& start, const PolishOptions& options);
 
+// One Levenberg–Marquardt iteration of polish_layer, computed by polish_layer's
+// own code (the same `evaluate`, linear models and damping loop), for the
+// cross-check against the reference path (stages/polish/check.hpp
+// check_polish_iteration). The damping starts at its initial value, as in
+// polish_layer's first iteration.
+struct PolishIteration {
+  std::vector<MatD> xs, ys;        // its training samples (k × d each)
+  Layer start;                     // (Θ, W(Θ)): W solved by least squares, as polish does
+  double objective = 0;            // ‖D Ŵ − Y‖²/‖Y‖² as `evaluate` computes it (+inf: rank-deficient design)
+  Eigen::VectorXd gradient;        // the linear model's gradient J_Kᵀ r (Kaufman: Jᵀ P⊥ r), column order i·d² + p·d + q
+  bool accepted = false;           // whether a damped step lowered the objective within the 12 attempts
+  Layer next;                      // the accepted trial's layer (when accepted)
+  double next_objective = 0;       // and its objective
+  bool dense = true;               // which linear model (polish_uses_dense_solver)
+};
+
+// The iteration on `train` from `start`'s Θ (its W are replaced by W(Θ)).
+PolishIteration polish_iteration(const LabelledBatch& train, const Layer& start, const PolishOptions& options);
+
 // Whether polish_layer solves densely at this size with these options.
 bool polish_uses_dense_solver(int d, int m, const PolishOptions& options);
 
