@@ -6,6 +6,8 @@
 // the CLI's one-line message; long computations release the GIL; progress goes
 // to stderr (when it is a terminal) exactly as in the CLI.
 #include "cli/fault_switch.hpp"
+#include "cli/file_kinds.hpp"
+#include "cli/option_ranges.hpp"
 #include "mhalearn.hpp"
 #include "numeric/precision.hpp"
 
@@ -20,6 +22,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace py = pybind11;
 using namespace mha;
@@ -84,12 +88,12 @@ NpyArray inputs_array(const py::array& x, const char* name, bool single) {
     a.dtype = NpyDtype::int8;
     const auto c = py::array_t<int8_t, py::array::c_style>::ensure(x);
     a.i8.assign(c.data(), c.data() + c.size());
-  } else if (x.dtype().equal(py::dtype::of<double>())) {
-    a.dtype = NpyDtype::float64;
-    const auto c = py::array_t<double, py::array::c_style>::ensure(x);
+  } else if (x.dtype().equal(py::dtype::of<double>()) || x.dtype().equal(py::dtype::of<float>())) {
+    a.dtype = NpyDtype::float64;  // float32 widened exactly, as the CLI reads a float32 X.npy
+    const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
     a.f64.assign(c.data(), c.data() + c.size());
   } else {
-    bad_input(std::string(name) + ": expected int8 (±1) or float64 inputs, got dtype " + std::string(py::str(x.dtype())));
+    bad_input(std::string(name) + ": got dtype " + std::string(py::str(x.dtype())) + "; " + cli::kInputsContract);
   }
   return a;
 }
@@ -106,18 +110,18 @@ InputBatch forward_inputs(const py::array& x, int d) {
 }
 
 NpyArray labels_array(const py::array& y) {
-  if (!y.dtype().equal(py::dtype::of<double>()))
-    bad_input("Y: expected float64 labels, got dtype " + std::string(py::str(y.dtype())));
+  if (!y.dtype().equal(py::dtype::of<double>()) && !y.dtype().equal(py::dtype::of<float>()))
+    bad_input("Y: got dtype " + std::string(py::str(y.dtype())) + "; " + cli::kLabelsContract);
   NpyArray a;
   a.dtype = NpyDtype::float64;
   for (py::ssize_t i = 0; i < y.ndim(); ++i) a.shape.push_back(y.shape(i));
-  const auto c = py::array_t<double, py::array::c_style>::ensure(y);
+  const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(y);  // float32 widened exactly
   a.f64.assign(c.data(), c.data() + c.size());
   return a;
 }
 
 void check_threads(int threads) {
-  if (threads < 1 || threads > 256) bad_input("threads must be in 1..256, got " + std::to_string(threads));
+  if (auto e = cli::range_problem(cli::option_range("--threads"), double(threads)); !e.empty()) bad_input("threads " + e);
 }
 
 json python_provenance(const std::string& command, const json& options) {
@@ -193,10 +197,19 @@ Instance import_attention_py(const py::array& wq, const py::array& wk, const py:
 // --- data and forward passes -------------------------------------------------
 
 py::tuple sample(const Instance& inst, int64_t n, uint64_t seed, int threads) {
-  if (n < 1 || n > (int64_t{1} << 40)) bad_input("n must be in 1..2^40, got " + std::to_string(n));
+  if (auto e = cli::range_problem(cli::option_range("--n"), double(n)); !e.empty()) bad_input("n " + e);
   check_threads(threads);
   if (auto e = oracle_problem(inst); !e.empty()) fast_path_overflow(e);
   const int k = inst.k, d = inst.d();
+  // X and Y are held in memory: refuse up front what this machine cannot hold at all.
+  const double bytes = double(n) * k * d * ((inst.inputs == InputKind::boolean ? 1.0 : 8.0) + 8.0);
+  const double physical = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (physical > 0 && bytes > physical) {
+    char line[200];
+    std::snprintf(line, sizeof line, "n = %lld: X and Y would take %.3g GB, more than this machine's %.3g GB of memory",
+                  (long long)n, bytes / 1e9, physical / 1e9);
+    bad_input(line);
+  }
   std::vector<py::ssize_t> shape = {n, k, d};
   LabelledBatch batch;
   {
@@ -293,28 +306,15 @@ LearnOptions learn_options(const py::dict& kw) {
       bad_input("learn: option '" + name + "' has the wrong type (" + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
     }
   }
-  check_threads(o.threads);
-  // The CLI's ranges (cmd_learn.cpp), as one-line errors.
-  auto range = [](const char* name, double v, double lo, double hi) {
-    if (v >= lo && v <= hi) return;
-    char line[200];
-    std::snprintf(line, sizeof line, "%s must be in %.10g..%.10g, got %.10g", name, lo, hi, v);
-    bad_input(line);
-  };
-  range("max_seconds", o.max_seconds, 0, 1e7);
-  range("stage1_samples", double(o.stage1_samples), 1, double(int64_t{1} << 36));
-  range("rounds", o.max_rounds, 1, 20);
-  range("sculpt_samples", double(o.sculpt.sculpt.max_samples), 1, double(int64_t{1} << 36));
-  range("crude_sculpt_samples", double(o.crude_sculpt_samples), 0, double(int64_t{1} << 36));
-  range("constraints", double(o.sculpt.sculpt.target_constraints), 0, double(int64_t{1} << 24));
-  range("margin_samples", double(o.margin.max_samples), 1, double(int64_t{1} << 36));
-  range("accept_fraction", o.margin.accept_fraction, 1e-9, 1.0);
-  range("radius", o.sculpt.sculpt.radius, 1e-3, 1e6);
-  range("net_tuples", double(o.net.max_tuples), 1, double(int64_t{1} << 32));
-  range("validation_samples", double(o.validation_samples), 1, double(int64_t{1} << 28));
-  range("test_samples", double(o.test_samples), 0, double(int64_t{1} << 28));
-  range("reference_max_unknowns", o.reference_max_unknowns, 1, 1 << 20);
-  range("final_sculpt_samples", double(o.final_sculpt_samples), -1, double(int64_t{1} << 40));
+  // The CLI's ranges, from its one table (cli/option_ranges.hpp): a keyword is its flag without dashes.
+  for (const auto& [key, value] : kw) {
+    std::string flag = "--" + std::string(py::str(key));
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    const cli::OptionRange* r = cli::find_option_range(flag);
+    if (!r || py::isinstance<py::bool_>(value)) continue;
+    if (auto e = cli::range_problem(*r, value.cast<double>()); !e.empty())
+      bad_input("learn: " + std::string(py::str(key)) + " " + e);
+  }
   return o;
 }
 
@@ -361,6 +361,7 @@ py::tuple learn_data(const py::array& x, const py::array& y, int m, const py::di
 }
 
 py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads) {
+  check_threads(threads);
   std::vector<std::string> stages;
   for (const auto& s : requested) {
     if (s == "all") stages.insert(stages.end(), verify_stage_names().begin(), verify_stage_names().end());

@@ -16,11 +16,90 @@ LearnerDiagnostic warning. Long computations release the GIL; progress goes to
 stderr as in the CLI.
 """
 
+import functools
 import warnings
 
-from ._core import (Instance, __version__, arithmetic, check, forward, generate, git_commit,
-                    import_attention, read_instance, sample, write_instance)
 from . import _core
+from ._core import Instance, __version__, arithmetic, git_commit
+
+
+def _split_top_level(text):
+    """'a: int, b: List[str] = [1, 2]' -> ['a: int', 'b: List[str] = [1, 2]']."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "[(" 
+        depth -= c in "])"
+        if c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return parts
+
+
+def _accepts(annotation, value):
+    """Whether pybind11 would take `value` for a parameter annotated so (the common cases)."""
+    import numbers
+    if annotation == "int":
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if annotation == "float":
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if annotation == "bool":
+        return isinstance(value, bool)
+    if annotation == "str":
+        return isinstance(value, str)
+    if annotation.endswith("Instance"):
+        return isinstance(value, Instance)
+    if annotation.startswith(("List[str]", "list[str]")):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    return True  # arrays, dicts, objects: checked inside, with their own one-line errors
+
+
+def _type_error_line(name, message, args, kwargs):
+    """pybind11's multi-line 'incompatible function arguments' as one line naming the argument."""
+    import re
+    sig = re.search(r"1\. \((.*)\) ->", message)
+    if not sig:
+        return f"mhalearn.{name}: incompatible arguments"
+    params = [p for p in _split_top_level(sig.group(1)) if p not in ("*", "/")]
+    names = [p.split(":")[0].strip() for p in params]
+    annotations = {n: p.split(":", 1)[1].split("=")[0].strip() if ":" in p else "" for n, p in zip(names, params)}
+    given = dict(zip(names, args))
+    for key in kwargs:
+        if key not in annotations:
+            return f"mhalearn.{name}: unexpected keyword argument '{key}' (takes {', '.join(names)})"
+    given.update(kwargs)
+    if len(args) > len(names):
+        return f"mhalearn.{name}: takes at most {len(names)} arguments ({', '.join(names)}), got {len(args)}"
+    for n, value in given.items():
+        if not _accepts(annotations[n], value):
+            return f"mhalearn.{name}: argument '{n}' must be {annotations[n]}, got {type(value).__name__}"
+    missing = [n for n, p in zip(names, params) if "=" not in p and n not in given]
+    if missing:
+        return f"mhalearn.{name}: missing argument '{missing[0]}'"
+    return f"mhalearn.{name}: incompatible arguments; expected ({sig.group(1)})"
+
+
+def _one_line_errors(name, fn):
+    """The module's function with pybind11's multi-line TypeError made one line."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            if "incompatible function arguments" not in str(e) and "incompatible constructor arguments" not in str(e):
+                raise
+            raise TypeError(_type_error_line(name, str(e), args, kwargs)) from None
+    return call
+
+
+check = _one_line_errors("check", _core.check)
+forward = _one_line_errors("forward", _core.forward)
+generate = _one_line_errors("generate", _core.generate)
+import_attention = _one_line_errors("import_attention", _core.import_attention)
+read_instance = _one_line_errors("read_instance", _core.read_instance)
+sample = _one_line_errors("sample", _core.sample)
+write_instance = _one_line_errors("write_instance", _core.write_instance)
 
 __all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "check", "forward", "from_torch",
            "generate", "import_attention", "learn", "read_instance", "sample", "verify", "write_instance",
@@ -66,7 +145,9 @@ def verify(instance, stages=("all",), *, seed=1, threads=None):
     kwargs = {"seed": seed}
     if threads is not None:
         kwargs["threads"] = threads
-    rows = _core.verify(instance, list(stages), **kwargs)
+    if isinstance(stages, str):
+        raise TypeError("mhalearn.verify: argument 'stages' must be a list of stage names, got str")
+    rows = _one_line_errors("verify", _core.verify)(instance, list(stages), **kwargs)
     bad = _disagreeing(rows)
     if bad:
         raise ReferenceDisagreement(_first_disagreement(bad), bad, all_rows=rows)
@@ -102,11 +183,11 @@ def learn(source, y=None, m=None, *, seed=1, **options):
             raise ValueError("give either an instance or X, y and m, not both")
         if m is not None and m != source.m:
             raise ValueError("m differs from the instance's number of heads")
-        layer, report = _core.learn_instance(source, seed, options)
+        layer, report = _one_line_errors("learn", _core.learn_instance)(source, seed, options)
     else:
         if y is None or m is None:
             raise ValueError("with arrays give X, y and the number of heads m")
-        layer, report = _core.learn_data(source, y, m, options)
+        layer, report = _one_line_errors("learn", _core.learn_data)(source, y, m, options)
     if layer is None:
         raise LearnFailed(report["message"], report)
     for d in report.get("diagnostics", []):

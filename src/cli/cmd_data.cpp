@@ -2,12 +2,14 @@
 // read and written block by block, so that memory does not grow with N.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/file_kinds.hpp"
 #include "data/atomic_file.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
 #include "data/oracle.hpp"
 #include "model/forward_reference.hpp"
 #include "numeric/precision.hpp"
+#include "util/progress.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -73,7 +75,9 @@ std::string write_samples(const SampleOracle& oracle, int64_t n, int threads, Np
   const int k = oracle.k(), d = oracle.d();
   const int64_t per = int64_t{k} * d, block = block_samples(k, d);
   std::vector<int8_t> x8;
+  Progress progress("sample: drawing and writing", n);
   for (int64_t first = 0; first < n; first += block) {
+    progress.update(first);
     const LabelledBatch b = oracle.draw(static_cast<uint64_t>(first), std::min(block, n - first), threads);
     if (b.x.kind == InputKind::boolean) {
       x8.resize(static_cast<size_t>(b.x.count * per));
@@ -97,10 +101,9 @@ Runner add_sample(CLI::App& app) {
   struct Args { std::string inst, x, y; int64_t n = 0; uint64_t seed = 1; int threads = default_threads(); bool json = false; };
   auto a = std::make_shared<Args>();
   cmd->add_option("instance", a->inst, "instance file (JSON)")->required();
-  cmd->add_option("--n", a->n, "number of samples (written in blocks: memory does not grow with N)")->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--n", a->n, "number of samples (written in blocks: memory does not grow with N)")->required();
   cmd->add_option("--seed", a->seed, "sample seed: sample n is a function of (seed, n)")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str();
   cmd->add_option("--x", a->x, "inputs to write: int8 (N,k,d) for Boolean, float64 for Gaussian")->required();
   cmd->add_option("--y", a->y, "labels to write: float64 (N,k,d)")->required();
   cmd->add_flag("--json", a->json, "print the summary as JSON");
@@ -164,11 +167,10 @@ Runner add_forward(CLI::App& app) {
   struct Args { std::string inst, x, out, path = "fast"; unsigned precision = kDefaultPrecisionBits; int threads = default_threads(); bool json = false; };
   auto a = std::make_shared<Args>();
   cmd->add_option("instance", a->inst, "instance file (JSON)")->required();
-  cmd->add_option("--x", a->x, "inputs: int8 ±1 or float64, shape (N,k,d); read and written in blocks")->required();
+  cmd->add_option("--x", a->x, std::string("read in blocks; ") + kInputsContract + "; " + kForwardLengthContract)->required();
   cmd->add_option("--path", a->path, "fast (double) or reference (MPFR)")->capture_default_str()->check(CLI::IsMember({"fast", "reference"}));
-  cmd->add_option("--precision", a->precision, "MPFR bits for --path reference")->capture_default_str()
-      ->check(CLI::Range(kMinPrecisionBits, kMaxPrecisionBits));
-  cmd->add_option("--threads", a->threads, "worker threads for the fast path")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--precision", a->precision, "MPFR bits for --path reference")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "worker threads for the fast path")->capture_default_str();
   cmd->add_option("-o,--output", a->out, "labels to write: float64 (N,k,d)")->required();
   cmd->add_flag("--json", a->json, "print the summary as JSON");
   return [a] {
@@ -189,7 +191,9 @@ Runner add_forward(CLI::App& app) {
     const FastForward fast(inst.layer);
     const int64_t block = block_samples(k, d);
     std::vector<double> y;
+    Progress progress(std::string("forward (") + a->path + " path)", n);
     for (int64_t first = 0; first < n; first += block) {
+      progress.update(first);
       const InputBatch batch = read_inputs(x, first, std::min(block, n - first), d);
       if (a->path == "fast") {
         y.resize(static_cast<size_t>(batch.count) * k * d);

@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
 #include "cli/input.hpp"
+#include "cli/option_ranges.hpp"
 #include "cli/processes.hpp"
 #include "data/instance_io.hpp"
 #include "baseline/adam.hpp"
@@ -18,6 +19,7 @@
 #include "learn/learner.hpp"
 
 #include <chrono>
+#include <set>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,48 +37,39 @@ void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no
       ->default_str("extended");
   cmd->add_option("--final-sculpt-samples", o.final_sculpt_samples,
                   "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)")
-      ->capture_default_str()->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
+      ->capture_default_str();
   cmd->add_option("--final-rounds", o.final_rounds,
                   "extended: final stage-4 rounds, each with twice the samples of the one before and stage 3 "
                   "(the last final round's heads as proxies) between two")
-      ->capture_default_str()->check(CLI::Range(1, 4));
-  cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
-  cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1e7));
-  cmd->add_option("--stage1-samples", o.stage1_samples, "samples of stage 1")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 36));
-  cmd->add_option("--rounds", o.max_rounds, "most sculpt/refine rounds (stages 2 or 4, then 3)")->capture_default_str()
-      ->check(CLI::Range(1, 20));
-  cmd->add_option("--sculpt-samples", o.sculpt.sculpt.max_samples, "sample budget of each sculpt round")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 36));
+      ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str();
+  cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str();
+  cmd->add_option("--stage1-samples", o.stage1_samples, "samples of stage 1")->capture_default_str();
+  cmd->add_option("--rounds", o.max_rounds, "most sculpt/refine rounds (stages 2 or 4, then 3)")->capture_default_str();
+  cmd->add_option("--sculpt-samples", o.sculpt.sculpt.max_samples, "sample budget of each sculpt round")->capture_default_str();
   cmd->add_option("--crude-sculpt-samples", o.crude_sculpt_samples, "sample budget of round 0 (0: as --sculpt-samples)")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 36));
+      ->capture_default_str();
   cmd->add_option("--constraints", o.sculpt.sculpt.target_constraints, "slabs each sculpt round aims for (0: 3·d²)")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-  cmd->add_option("--margin-samples", o.margin.max_samples, "sample budget of each stage-3 round")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 36));
+      ->capture_default_str();
+  cmd->add_option("--margin-samples", o.margin.max_samples, "sample budget of each stage-3 round")->capture_default_str();
   cmd->add_option("--margin-events", o.margin.target_events,
                   "stage 3: large-margin events each round collects before it fits W_Σ (0: 16·d)")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+      ->capture_default_str();
   cmd->add_option("--accept-fraction", o.margin.accept_fraction, "stage 3: accept this top fraction of proxy margins")
-      ->capture_default_str()->check(CLI::Range(1e-9, 1.0));
-  cmd->add_option("--radius", o.sculpt.sculpt.radius, "R: the body and the net live in ‖Θ‖_F ≤ R")->capture_default_str()
-      ->check(CLI::Range(1e-3, 1e6));
-  cmd->add_option("--net-tuples", o.net.max_tuples, "stage 6: most tuples of the exhaustive net")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 32));
-  cmd->add_option("--test-samples", o.test_samples, "fresh samples for the test error (instances only)")->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 28));
+      ->capture_default_str();
+  cmd->add_option("--radius", o.sculpt.sculpt.radius, "R: the body and the net live in ‖Θ‖_F ≤ R")->capture_default_str();
+  cmd->add_option("--net-tuples", o.net.max_tuples, "stage 6: most tuples of the exhaustive net")->capture_default_str();
+  cmd->add_option("--test-samples", o.test_samples, "fresh samples for the test error (instances only)")->capture_default_str();
   cmd->add_option("--reference-max-unknowns", o.reference_max_unknowns,
                   "run the reference paths only when d² is at most this (LPs/QP over d² unknowns)")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+      ->capture_default_str();
   cmd->add_option("--assume-label-noise", o.label_noise,
                   "the labels' relative Gaussian noise as far as known: certification widens its slabs for it "
-                  "(default: --label-noise)")
-      ->check(CLI::Range(0.0, 1.0));
+                  "(default: --label-noise)");
   cmd->add_option("--final-fit-samples", o.final_fit_samples,
                   "when polishing stops at a noise floor: the final fit's samples on an oracle (a dataset: all it has "
                   "left); 0: no final fit")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 36));
+      ->capture_default_str();
   cmd->add_flag("--no-polish", no_polish, "stop after the paper's stages (no Levenberg–Marquardt polishing)");
   cmd->add_flag("--no-reference", no_reference,
                 "skip the reference step (every stage's fast path against its reference path on the run's inputs)");
@@ -100,18 +93,50 @@ void add_adam_options(CLI::App* cmd, AdamOptions& o, std::string& init) {
   cmd->add_option("--max-samples", o.max_samples,
                   "adam: training samples, the horizon of the cosine schedule (0: the schedule runs on --max-seconds); "
                   "random-polish: most samples drawn (not given: no sample budget)")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  cmd->add_option("--batch", o.batch, "adam: batch size")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  cmd->add_option("--learning-rate", o.learning_rate, "adam: peak learning rate (cosine decay to 0)")->capture_default_str()
-      ->check(CLI::Range(1e-12, 10.0));
+      ->capture_default_str();
+  cmd->add_option("--batch", o.batch, "adam: batch size")->capture_default_str();
+  cmd->add_option("--learning-rate", o.learning_rate, "adam: peak learning rate (cosine decay to 0)")->capture_default_str();
   cmd->add_option("--init", init, "adam: starting point (symmetric: every head equal)")->capture_default_str()
       ->check(CLI::IsMember({"random", "symmetric"}));
   cmd->add_option("--stop-at-error", o.stop_parameter_error,
                   "adam, studies: stop once the max Θ and W errors against the instance are at most this (0: never)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
   cmd->add_option("--init-seed", o.init_seed, "adam, random-polish: seed of the starting point(s)")->capture_default_str();
-  cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start (random-polish: not given, R·uniform[0,1) per head)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--init-theta-norm", o.init_theta_norm, "adam: ‖Θ_i‖_F at the start (random-polish: not given, R·uniform[0,1) per head)")->capture_default_str();
+}
+
+// The long names of the options `cmd` registered from index `first` on.
+std::set<std::string> option_names_from(const CLI::App* cmd, size_t first) {
+  std::set<std::string> out;
+  const auto options = cmd->get_options();
+  for (size_t i = first; i < options.size(); ++i)
+    for (const std::string& name : options[i]->get_lnames()) out.insert("--" + name);
+  return out;
+}
+
+struct MethodOptions {
+  std::set<std::string> learner, adam, random_polish;
+};
+
+// An option given that the chosen --method does not read is refused, naming
+// both. The baselines read a few of the learner's and Adam's options (their
+// runners below copy them); the learner reads none of the baselines'.
+std::string method_option_problem(const CLI::App& cmd, const std::string& method, const MethodOptions& g) {
+  const std::set<std::string> shared_with_baselines = {"--threads", "--max-seconds", "--test-samples"};
+  auto reads = [&](const std::string& name) {
+    if (method == "paper") return g.learner.count(name) > 0;
+    if (method == "adam") return g.adam.count(name) > 0 || shared_with_baselines.count(name) > 0;
+    return g.random_polish.count(name) > 0 || shared_with_baselines.count(name) > 0 || name == "--radius" ||
+           name == "--max-samples" || name == "--init-theta-norm" || name == "--init-seed";
+  };
+  for (const std::set<std::string>* group : {&g.learner, &g.adam, &g.random_polish})
+    for (const std::string& name : *group)
+      if (cmd.count(name) > 0 && !reads(name))
+        return name + " does not apply to --method " + method + " (it is " +
+               (g.learner.count(name) ? "the learner's (--method paper)" : g.adam.count(name) ? "Adam's (--method adam)"
+                                                                                         : "random-polish's") +
+               ")";
+  return "";
 }
 
 // A baseline's report (with provenance), then its layer: the exit status of `learn --method adam|random-polish`.
@@ -260,11 +285,11 @@ int report_interrupted(const LearnReport& report, const SafePoints& points, cons
 }
 
 void add_random_polish_options(CLI::App* cmd, RandomPolishOptions& o) {
-  cmd->add_option("--starts", o.starts, "random-polish: most random starts")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--starts", o.starts, "random-polish: most random starts")->capture_default_str();
   cmd->add_option("--polish-samples", o.polish.samples, "random-polish: training samples of each fit (0: 4× polishing's default)")
-      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+      ->capture_default_str();
   cmd->add_option("--polish-iterations", o.polish.max_iterations, "random-polish: most Levenberg–Marquardt iterations per start")
-      ->capture_default_str()->check(CLI::Range(1, 100000));
+      ->capture_default_str();
 }
 
 int run_random_polish(const Input& in, const RandomPolishOptions& rp, const std::string& report, const std::string& out) {
@@ -310,13 +335,21 @@ Runner add_learn(CLI::App& app) {
   auto a = std::make_shared<Args>();
   a->o.threads = default_threads();
   add_input_options(cmd, a->in);
-  cmd->add_option("--m", a->m, "number of heads (default: the instance's)")->check(CLI::Range(1, 8));
+  cmd->add_option("--m", a->m, "number of heads (default: the instance's; the learner takes at most 8)");
   cmd->add_option("--method", a->method, "paper: the six stages (+ polishing); adam: gradient training of the same form; "
                  "random-polish: polishing alone from random starts")
       ->capture_default_str()->check(CLI::IsMember({"paper", "adam", "random-polish"}));
+  // Each method's own options, so that one another method ignores is refused (method_option_problem).
+  auto groups = std::make_shared<MethodOptions>();
+  size_t before = cmd->get_options().size();
   add_learn_options(cmd, a->o, a->no_polish, a->no_reference);
+  groups->learner = option_names_from(cmd, before);
+  before = cmd->get_options().size();
   add_adam_options(cmd, a->adam, a->init);
+  groups->adam = option_names_from(cmd, before);
+  before = cmd->get_options().size();
   add_random_polish_options(cmd, a->random_polish);
+  groups->random_polish = option_names_from(cmd, before);
   cmd->add_option("--oracle", a->oracle,
                   "stages to replace by the truth, comma-separated (stage1, hull = stages 2/4/5, stage3, stage6): "
                   "the other stages then report their own error (needs an instance)");
@@ -328,7 +361,12 @@ Runner add_learn(CLI::App& app) {
   cmd->add_option("--resume", a->resume,
                   "continue the run checkpointed in this directory (same input and options; --threads and "
                   "--max-seconds may differ), checkpointing there");
-  return [a, cmd] {
+  return [a, cmd, groups] {
+    if (auto e = method_option_problem(*cmd, a->method, *groups); !e.empty()) return fail("learn", kExitBadInput, e);
+    if (a->m > kLearnerMaxHeads)
+      return fail("learn", kExitBadInput,
+                  "--m " + std::to_string(a->m) + ": the learner takes at most " + std::to_string(kLearnerMaxHeads) +
+                      " heads (its report compares every permutation of them)");
     if (auto r = open_input(a->in); !r.error.empty()) return fail("learn", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     LearnOptions o = a->o;

@@ -8,6 +8,7 @@
 #include "data/oracle.hpp"
 #include "data/population.hpp"
 #include "stages/stage1/reference.hpp"
+#include "util/progress.hpp"
 #include "stages/stage1/wsum.hpp"
 #include "stages/stage2/sculpt.hpp"
 #include "stages/stage4/resculpt.hpp"
@@ -56,15 +57,14 @@ Runner add_stage1(CLI::App& app) {
                 bool reference = false; int64_t reference_samples = 2000; unsigned precision = 200; std::string report, out; };
   auto a = std::make_shared<Args>();
   add_input_options(cmd, a->in);
-  cmd->add_option("--samples", a->samples, "samples to use")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
-  cmd->add_option("--max-seconds", a->max_seconds, "time budget (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--samples", a->samples, "samples to use")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str();
+  cmd->add_option("--max-seconds", a->max_seconds, "time budget (0: none)")->capture_default_str();
   cmd->add_flag("--reference", a->reference,
                 "also run the reference path: the population value Σ_i M(Θ_i) W_i by exact enumeration when k·d ≤ 20, and in "
                 "every case the fast vs MPFR statistic on the same first --reference-samples samples");
-  cmd->add_option("--reference-samples", a->reference_samples, "samples of the same-sample cross-check")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  cmd->add_option("--precision", a->precision, "MPFR bits of the reference")->capture_default_str()->check(CLI::Range(53u, 65536u));
+  cmd->add_option("--reference-samples", a->reference_samples, "samples of the same-sample cross-check")->capture_default_str();
+  cmd->add_option("--precision", a->precision, "MPFR bits of the reference")->capture_default_str();
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write Ŵ (JSON) here");
   return [a] {
@@ -92,7 +92,10 @@ Runner add_stage1(CLI::App& app) {
         return fail("stage1", kExitDisagreement, "fast and reference stage 1 disagree beyond the derived bound");
     }
     if (a->reference && truth->k * truth->d() <= kMaxEnumerationBits) {
+      std::optional<Activity> enumerating;
+      enumerating.emplace("stage1: exact enumeration of all 2^" + std::to_string(truth->k * truth->d()) + " inputs in MPFR");
       const MatD pop = population_stage1_mpfr(truth->layer, truth->k, a->precision);
+      enumerating.reset();
       const MatD z = (r.w_hat - pop).cwiseAbs().cwiseQuotient(r.standard_error.cwiseMax(1e-300));
       const MatD w_sum = truth->layer.w_sum();
       std::printf("  reference (exact enumeration, %u bits): ‖E[Ŵ] − W_Σ‖_F/‖W_Σ‖_F = %.4g (the W-sum lemma's bias);\n"
@@ -129,16 +132,14 @@ Runner add_sculpt(CLI::App& app) {
   a->learn.threads = default_threads();
   SculptOptions& so = a->learn.sculpt.sculpt;
   add_input_options(cmd, a->in);
-  cmd->add_option("--m", a->m, "number of heads (needed with --x/--y; taken from the instance otherwise)")->check(CLI::Range(1, 64));
+  cmd->add_option("--m", a->m, "number of heads (needed with --x/--y; taken from the instance otherwise)");
   cmd->add_option("--w-sum", a->w_source, "W_Σ estimate: stage1 (run stage 1 first) or oracle (exact, from the instance)")
       ->capture_default_str()->check(CLI::IsMember({"stage1", "oracle"}));
-  cmd->add_option("--stage1-samples", a->learn.stage1_samples, "samples for stage 1")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--tau", a->tau, "fix τ: certify when ρ ≤ τ‖y_a‖ (default: adaptive, from a pilot sample, as the learner)")
-      ->check(CLI::Range(0.0, 1e3));
+  cmd->add_option("--stage1-samples", a->learn.stage1_samples, "samples for stage 1")->capture_default_str();
+  cmd->add_option("--tau", a->tau, "fix τ: certify when ρ ≤ τ‖y_a‖ (default: adaptive, from a pilot sample, as the learner)");
   cmd->add_option("--pilot-samples", a->learn.sculpt.pilot_samples, "samples of the pilot that chooses the adaptive τ")
-      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--v-min", so.certify.v_min, "smallest allowed pattern entry")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
+  cmd->add_option("--v-min", so.certify.v_min, "smallest allowed pattern entry")->capture_default_str();
   cmd->add_option("--v-min-rule", a->v_min_rule,
                   "every: a row is kept only when all its entries are ≥ v_min; pairwise: each pair (a, j) with both entries ≥ v_min gives its slab")
       ->transform(CLI::CheckedTransformer(std::map<std::string, CertifyOptions::VMinRule>{
@@ -151,26 +152,33 @@ Runner add_sculpt(CLI::App& app) {
   cmd->add_flag("--distinct", a->distinct, "drop slabs identical to a kept one (repeated rows of a small Boolean domain)");
   cmd->add_option("--sigma-min", a->sigma_min,
                   "assumed lower bound on σ_min(C), 0: 0.5(√d − √(km)) (default: the learner's, optimistic 1e3 with the stage-1 Ŵ, "
-                  "0.5(√d − √(km)) with the oracle)")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--w-error", a->w_error, "assumed bound on ‖W_Σ − Ŵ‖_op (default 0, as the learner's round 0)")->check(CLI::Range(0.0, 1e6));
+                  "0.5(√d − √(km)) with the oracle)");
+  cmd->add_option("--w-error", a->w_error, "assumed bound on ‖W_Σ − Ŵ‖_op (default 0, as the learner's round 0)");
   cmd->add_option("--rows", a->rows, "certify all rows or only the first (the paper)")->capture_default_str()->check(CLI::IsMember({"all", "first"}));
-  cmd->add_option("--radius", so.radius, "R of the ball ‖Θ‖_F ≤ R")->capture_default_str()->check(CLI::Range(1e-9, 1e9));
-  cmd->add_option("--target", so.target_constraints, "stop once this many constraints are kept (0: 3d²)")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--radius", so.radius, "R of the ball ‖Θ‖_F ≤ R")->capture_default_str();
+  cmd->add_option("--target", so.target_constraints, "stop once this many constraints are kept (0: 3d²)")->capture_default_str();
   cmd->add_option("--max-samples", a->max_samples,
                   "sample budget of stage 2 (default: the learner's, " + std::to_string(a->learn.crude_sculpt_samples) +
-                      " with the stage-1 Ŵ, " + std::to_string(so.max_samples) + " with the oracle)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--max-seconds", so.max_seconds, "time budget of stage 2 (0: none)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
-  cmd->add_option("--threads", a->learn.threads, "worker threads (results do not depend on it)")->capture_default_str()->check(CLI::Range(1, 256));
+                      " with the stage-1 Ŵ, " + std::to_string(so.max_samples) + " with the oracle)");
+  cmd->add_option("--max-seconds", so.max_seconds, "time budget of stage 2 (0: none)")->capture_default_str();
+  cmd->add_option("--threads", a->learn.threads, "worker threads (results do not depend on it)")->capture_default_str();
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the body K (JSON) here");
-  return [a] {
+  return [a, cmd] {
+    // τ is chosen by exactly one of: --tau, --selection best (from the data), the pilot.
+    const bool best = a->selection && *a->selection == SculptOptions::Selection::best_rows;
+    if (best && cmd->count("--tau"))
+      return fail("sculpt", kExitBadInput, "--tau does not apply to --selection best (it chooses τ from the data)");
+    if ((best || cmd->count("--tau")) && cmd->count("--pilot-samples"))
+      return fail("sculpt", kExitBadInput,
+                  std::string("--pilot-samples does not apply with ") + (best ? "--selection best" : "--tau") +
+                      " (no pilot chooses τ)");
     if (auto r = open_input(a->in); !r.error.empty()) return fail("sculpt", r.exit_code, r.error);
     const Instance* truth = a->in.instance ? &*a->in.instance : nullptr;
     const SampleSource& source = *a->in.source;
     const int m = truth ? truth->m() : a->m;
     if (m < 1) return fail("sculpt", kExitBadInput, "with --x/--y give the number of heads with --m");
+    if (truth && a->m > 0 && a->m != m) return fail("sculpt", kExitBadInput, "--m differs from the instance's number of heads");
     if (a->w_source == "oracle" && !truth) return fail("sculpt", kExitBadInput, "--w-sum oracle needs an instance");
     if (source.k() * m > source.d())
       std::fprintf(stderr, "mhalearn sculpt: warning: k·m = %d > d = %d, the certification lemma does not apply\n", source.k() * m, source.d());

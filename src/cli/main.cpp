@@ -1,19 +1,63 @@
 // mhalearn: the command-line tool. Each subcommand lives in its own file.
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/option_ranges.hpp"
+#include "cli/outputs.hpp"
 #include "cli/processes.hpp"
+#include "cli/stop_signals.hpp"
 #include "data/oracle.hpp"
+#include "util/progress.hpp"
 #include "version.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <malloc.h>
 
+namespace {
+
+using namespace mha::cli;
+
+bool g_quiet = false;
+
+// One range per option name everywhere (cli/option_ranges.hpp), checked on the
+// text before it is converted, so "abc" says it is not a number and "-1" is not
+// a seed; and --quiet on every subcommand.
+void add_option_checks(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({})) {
+    for (CLI::Option* opt : sub->get_options()) {
+      for (const std::string& name : opt->get_lnames()) {
+        const std::string flag = "--" + name;
+        if (flag == "--seed" || flag == "--sample-seed" || flag == "--init-seed") {
+          opt->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "in 0..2^64-1"));
+        } else if (const OptionRange* r = find_option_range(flag)) {
+          opt->check(CLI::Validator([r](std::string& text) { return range_problem(*r, text); }, "in " + format_range(*r)));
+        }
+      }
+    }
+    sub->add_flag("--quiet", g_quiet, "no progress lines on stderr (a terminal's bar, or a log's line every 10 s)");
+  }
+}
+
+// The parse error as one line: an unknown subcommand is named as such.
+std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+    return std::string("unknown subcommand '") + argv[1] + "' (one of: " + names + ")";
+  }
+  return e.what();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace mha::cli;
+  // Stage and round lines reach a log or a pipe as they are printed, not at exit.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Blocks of 1 MiB or more (drawn batches, designs, Jacobians) come from mmap
   // and go back to the system when freed. glibc's default threshold rises to
   // the size of the largest block freed so far, after which such blocks come
@@ -56,6 +100,7 @@ int main(int argc, char** argv) {
   runners["verify"] = add_verify(app);
   runners["demo"] = add_demo(app);
   runners["hard"] = add_hard(app);
+  add_option_checks(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -66,12 +111,26 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-    std::fprintf(stderr, "mhalearn%s%s: error: %s (see --help)\n", command.empty() ? "" : " ", command.c_str(), e.what());
+    std::fprintf(stderr, "mhalearn%s%s: error: %s (see --help)\n", command.empty() ? "" : " ", command.c_str(),
+                 parse_error_line(app, e, argc, argv).c_str());
     return kExitBadInput;
   }
   const std::string command = app.get_subcommands().front()->get_name();
   // Only learn shares its work between ranks; the other commands run on rank 0.
   if (process_count() > 1 && !prints_and_writes() && command != "learn") return kExitOk;
+  // Every output can be written, before any work (README, "Exit status").
+  if (const std::string e = path_problem(command_paths(*app.get_subcommands().front())); !e.empty())
+    return fail(command, kExitBadInput, e);
+  remove_temporary_files_on_signals();
+  mha::ProgressSettings progress;
+  progress.quiet = g_quiet || !prints_and_writes();
+  progress.log_lines = true;
+  progress.prefix = "mhalearn " + command + ": ";
+  // Tests only (tests/cli/progress_lines.py): a shorter interval than 10 s between log lines.
+  if (const char* v = std::getenv("MHALEARN_TEST_PROGRESS_INTERVAL")) progress.interval_seconds = std::atof(v);
+  mha::configure_progress(progress);
+  std::optional<mha::Heartbeat> heartbeat;
+  if (!progress.quiet) heartbeat.emplace();
   try {
     return runners.at(command)();
   } catch (const mha::DatasetError& e) {

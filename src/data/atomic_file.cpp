@@ -1,21 +1,96 @@
 #include "data/atomic_file.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <thread>
+
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace mha {
 
+namespace {
+
+// The temporary files of the writers in progress, in a table a signal handler
+// may read: a slot's path is complete before the slot is marked ready, and the
+// handler reads ready slots only. Fixed size and no allocation, so that the
+// handler stays async-signal-safe. The CLI has a few writers open at a time; a
+// writer that finds no free slot still removes its file itself, only a signal
+// would leave it.
+constexpr int kSlots = 64;
+constexpr size_t kSlotPathBytes = 4096;
+enum SlotState : int { kFree = 0, kFilling = 1, kReady = 2 };
+struct TemporarySlot {
+  std::atomic<int> state{kFree};
+  char path[kSlotPathBytes];
+};
+TemporarySlot g_temporaries[kSlots];
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads the slots");
+
+int register_temporary(const std::string& path) {
+  if (path.size() >= kSlotPathBytes) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = kFree;
+    if (!g_temporaries[i].state.compare_exchange_strong(expected, kFilling)) continue;
+    std::memcpy(g_temporaries[i].path, path.c_str(), path.size() + 1);
+    g_temporaries[i].state.store(kReady, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void unregister_temporary(int& slot) {
+  if (slot >= 0) g_temporaries[slot].state.store(kFree, std::memory_order_release);
+  slot = -1;
+}
+
+// mkstemp and the registration with the stop signals blocked in this thread,
+// so that no signal handled here finds the file created but not yet listed.
+int create_registered_temporary(std::string& tmp, int& slot) {
+  sigset_t stops, previous;
+  sigemptyset(&stops);
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, s);
+  pthread_sigmask(SIG_BLOCK, &stops, &previous);
+  const int fd = ::mkstemp(tmp.data());
+  const int saved = errno;
+  if (fd >= 0) slot = register_temporary(tmp);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = saved;
+  return fd;
+}
+
+// Tests only (tests/cli/signals.py): MHALEARN_TEST_HOLD_BEFORE_RENAME=S makes
+// every writer wait S seconds with its temporary file complete, before the
+// rename, so that a signal can be sent while an output is being written.
+void hold_before_rename_for_tests() {
+  static const double seconds = [] {
+    const char* v = std::getenv("MHALEARN_TEST_HOLD_BEFORE_RENAME");
+    return v ? std::atof(v) : 0.0;
+  }();
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+void remove_temporary_files() noexcept {
+  for (TemporarySlot& slot : g_temporaries)
+    if (slot.state.load(std::memory_order_acquire) == kReady) ::unlink(slot.path);
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp.XXXXXX") {
-  fd_ = ::mkstemp(tmp_.data());
+  fd_ = create_registered_temporary(tmp_, slot_);
   if (fd_ < 0) {
     error_ = "cannot create a temporary file for " + path_ + ": " + std::strerror(errno);
     tmp_.clear();
@@ -25,6 +100,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), t
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) ::close(fd_);
   if (!published_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  unregister_temporary(slot_);
 }
 
 std::string AtomicFileWriter::fail(const std::string& what) {
@@ -32,6 +108,7 @@ std::string AtomicFileWriter::fail(const std::string& what) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  unregister_temporary(slot_);
   tmp_.clear();
   return error_;
 }
@@ -67,9 +144,11 @@ std::string AtomicFileWriter::finish() {
 std::string AtomicFileWriter::publish() {
   if (auto e = finish(); !e.empty()) return e;
   if (published_) return "";
+  hold_before_rename_for_tests();
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
     return fail("cannot rename into " + path_ + ": " + std::strerror(errno));
   published_ = true;
+  unregister_temporary(slot_);
   return "";
 }
 

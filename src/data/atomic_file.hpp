@@ -1,6 +1,8 @@
 // Outputs are written atomically: into a temporary file beside the target,
 // flushed, then renamed over it, so a crash or a bad input never leaves a
-// half-written file under the requested name.
+// half-written file under the requested name. The temporary files of writers
+// in progress are also listed where a signal handler can remove them
+// (remove_temporary_files), so SIGINT or SIGTERM does not leave them behind.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +35,16 @@ class AtomicFileWriter {
   std::string fail(const std::string& what);
   std::string path_, tmp_, error_;
   int fd_ = -1;
+  int slot_ = -1;  // its entry in the table remove_temporary_files reads
   bool finished_ = false, published_ = false;
 };
+
+// Temporary files are named <path>.tmp.XXXXXX (mkstemp).
+// Removes every temporary file of an AtomicFileWriter not yet published or
+// removed, from any thread. Async-signal-safe (it only reads a fixed table and
+// calls unlink): for the CLI's SIGINT/SIGTERM handler, which then lets the
+// signal end the process. Previous outputs are untouched (nothing was renamed).
+void remove_temporary_files() noexcept;
 
 // Bytes free for an unprivileged user on the file system that holds `path`
 // (or would hold it: its directory when it does not exist yet); -1 when that

@@ -54,7 +54,8 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
 
 std::string check_learn_input(int k, int d, int m) {
   if (m < 1) return "the number of heads m must be at least 1, got " + std::to_string(m);
-  if (k < 2) return "k = 1: every attention row is trivial, nothing to learn about Θ";
+  // The words of the CLI's input contract (src/cli/file_kinds.hpp, kLearnerLengthContract).
+  if (k < 2) return "k = 1: the learners need k >= 2 (at k = 1 every attention row is trivial)";
   return "";
 }
 

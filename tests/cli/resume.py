@@ -127,7 +127,7 @@ def main():
         if g.returncode != 0 or g2.returncode != 0:
             print(g.stderr, g2.stderr)
             sys.exit(1)
-        common = ["learn", "inst.json"] + BUDGETS
+        common = ["learn", "inst.json", "--quiet"] + BUDGETS  # stderr holds only what is checked
 
         base = run(tool, common + ["--report", "r0.json", "-o", "l0.json"])
         check(base.returncode == 0, f"uninterrupted run exits 0 (got {base.returncode}; {base.stderr.strip()})")
@@ -202,11 +202,12 @@ def main():
         other = ["learn", "other.json"] + BUDGETS
         refused(tool, other + ["--resume", ck], "is the checkpoint of another run: 'input.instance_", "another instance")
         refused(tool, common + ["--checkpoint", ck], "already holds a checkpoint", "--checkpoint over a checkpoint")
-        refused(tool, common + ["--checkpoint", "inst.json/ck"], "--checkpoint: cannot create inst.json/ck",
+        refused(tool, common + ["--checkpoint", "inst.json/ck"], "--checkpoint inst.json/ck: cannot be created",
                 "a directory that cannot be made")
         refused(tool, common + ["--resume", "nothing-here"], "nothing-here holds no checkpoint", "no checkpoint")
         refused(tool, common + ["--resume", ck, "--checkpoint", "elsewhere"], "different directories", "two directories")
-        refused(tool, common + ["--method", "adam", "--resume", ck], "apply to --method paper", "adam")
+        refused(tool, ["learn", "inst.json", "--method", "adam", "--resume", ck], "apply to --method paper", "adam")
+        refused(tool, common + ["--method", "adam"], "does not apply to --method adam", "the learner's budgets with adam")
         for label, damage, needle in [
             ("truncated manifest", lambda d: open(os.path.join(d, "checkpoint.json"), "r+").truncate(500),
              "malformed or truncated JSON"),

@@ -456,7 +456,7 @@ TEST_CASE("mhalearn hard writes a verified instance that the other commands read
 
 TEST_CASE("mhalearn hard refuses bad input with one line and status 2", "[hardness][cli]") {
   Sandbox s;
-  expect_bad_input(s.run("hard --d 6 --m 0"), "m must be at least 1");
+  expect_bad_input(s.run("hard --d 6 --m 0"), "--m: must be in 1..64, got 0");  // the one range of --m (cli/option_ranges.hpp)
   expect_bad_input(s.run("hard --d 2 --m 2"), "d must be at least m + 1");
   expect_bad_input(s.run("hard --d 6 --m 2 --q 1,2,2"), "distinct");
   expect_bad_input(s.run("hard --d 6 --m 2 --q 1,2,1/2"), "singular");
@@ -469,7 +469,8 @@ TEST_CASE("mhalearn hard refuses bad input with one line and status 2", "[hardne
   expect_bad_input(s.run("hard --d 6 --m 2 --subset 1,9"), "outside");
   expect_bad_input(s.run("hard --d 6 --m 2 --subset 1,b"), "not an integer");
   expect_bad_input(s.run("hard --d 6 --m 2 --tolerance 0"), "--tolerance");
-  expect_bad_input(s.run("hard --d 6 --m 70"), "at most 63");
+  expect_bad_input(s.run("hard --d 6 --m 70"), "--m: must be in 1..64, got 70");
+  expect_bad_input(s.run("hard --d 80 --m 64"), "at most 63");  // hard's own limit on top of it: m + 1 heads ≤ 64
   expect_bad_input(s.run("hard --m 2"), "--d and --m are required");
   CHECK_FALSE(fs::exists(s.path("never.json")));
 }
