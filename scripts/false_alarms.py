@@ -7,7 +7,7 @@ the target is 0 — and, with each stage's fault switch on (the test build
 — the target is all of them.
 
 Clean configurations: d ∈ {8, 16, 32} × k ∈ {2, 3} × m ∈ {2, 3} at two budgets
-("tiny", "small") and four instance seeds, both variants at the tiny budget of
+("tiny", "small") and four instance seeds (eight at d = 8), both variants at the tiny budget of
 seed 1, and the default budget on the m = 2 shapes with d ≤ 16 (two seeds). Fault
 runs: every stage's fault on the tiny budget of (8,2,2), (16,2,2), (16,2,3) and
 (8,3,2). At d = 32 the reference step skips stages 3's proxy and 5 (d² = 1024 >
@@ -43,18 +43,20 @@ FAULT_SHAPES = [(8, 2, 2), (16, 2, 2), (16, 2, 3), (8, 3, 2)]
 
 
 def clean_configurations():
+    """Cheapest first (d, then budget), so that a run cut short has the widest spread."""
     configs = []
     for d in (8, 16, 32):
         for k in (2, 3):
             for m in (2, 3):
                 for budget in ("tiny", "small"):
-                    for seed in (1, 2, 3, 4):
+                    for seed in ((1, 2, 3, 4, 5, 6, 7, 8) if d == 8 else (1, 2, 3, 4)):
                         configs.append({"d": d, "k": k, "m": m, "budget": budget, "seed": seed, "variant": "extended"})
                 configs.append({"d": d, "k": k, "m": m, "budget": "tiny", "seed": 1, "variant": "paper"})
     for d, k in ((8, 2), (16, 2), (8, 3), (16, 3)):
         for seed in (1, 2):
             configs.append({"d": d, "k": k, "m": 2, "budget": "default", "seed": seed, "variant": "extended"})
-    return configs
+    cost = {"tiny": 0, "small": 1, "default": 2}
+    return sorted(configs, key=lambda c: (c["d"], cost[c["budget"]], c["k"], c["m"], c["variant"], c["seed"]))
 
 
 def fault_configurations():

@@ -11,7 +11,7 @@ packages=(
   gnuplot-nox python3
   # MPI for `mpirun -np N mhalearn learn` (stage 6 shared between ranks) and its test.
   openmpi-bin libopenmpi-dev
-  # GNU time: the peak RSS of a child (tests/cli/bounded_rss.py, bench/streaming.sh).
+  # GNU time: the peak RSS of a child (tests/cli/bounded_rss.py, scripts/bench_streaming.py).
   time
   # The sanitizer build (clang) and scripts/fuzz.sh (libFuzzer harnesses).
   clang-14 libfuzzer-14-dev libclang-rt-14-dev

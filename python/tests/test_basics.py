@@ -86,7 +86,8 @@ def one_line(excinfo):
     (lambda i: mhalearn.forward(i, np.ones((4, 2, 7))), "X: token dimension is 7, the instance has d = 8"),
     (lambda i: mhalearn.forward(i, np.full((4, 2, 8), 2, dtype=np.int8)), "X: int8 inputs must be ±1, found 2 at flat index 0"),
     (lambda i: mhalearn.forward(i, np.full((1, 2, 8), np.nan)), "X: non-finite input at flat index 0"),
-    (lambda i: mhalearn.forward(i, np.ones((2, 8), dtype=np.float32)), "expected int8 (±1) or float64 inputs, got dtype float32"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8), dtype=np.float16)),
+     "got dtype float16; inputs X: shape (N, k, d); int8 with entries ±1 (Boolean inputs), or float64 or float32"),
     (lambda i: mhalearn.forward(i, np.ones(8)), "expected a 3-D array (N, k, d) or one sequence (k, d)"),
     (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="slow"), "path must be fast or reference, got 'slow'"),
     (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="reference", precision=10), "precision must be in 53..65536 bits, got 10"),
@@ -98,7 +99,7 @@ def one_line(excinfo):
     (lambda i: mhalearn.learn(i, rounds=0), "rounds must be in 1..20, got 0"),
     (lambda i: mhalearn.learn(i, colour="blue"), "learn: unknown option 'colour'"),
     (lambda i: mhalearn.learn(np.ones((5, 1, 8), dtype=np.int8), np.zeros((5, 1, 8)), 1),
-     "k = 1: every attention row is trivial"),
+     "k = 1: the learners need k >= 2"),
     (lambda i: mhalearn.learn(np.ones((5, 2, 8), dtype=np.int8), np.zeros((4, 2, 8)), 1), "X has shape (5, 2, 8) but Y has shape (4, 2, 8)"),
 ])
 def test_bad_input_raises_value_error_with_one_line(inst, call, needle):
@@ -182,3 +183,9 @@ def test_the_suite_runs_against_the_installed_copy_when_told_so():
     import os
     if os.environ.get("MHALEARN_INSTALLED") == "1":
         assert "site-packages" in mhalearn.__file__, mhalearn.__file__
+
+
+def test_float32_inputs_are_widened_exactly_as_the_cli_reads_them(inst):
+    """The input contract (docs/formats.md): float32 X is the float64 X of its widened values."""
+    x32 = (np.random.default_rng(3).standard_normal((5, 2, 8)) / 3).astype(np.float32)
+    assert np.array_equal(mhalearn.forward(inst, x32), mhalearn.forward(inst, x32.astype(np.float64)))

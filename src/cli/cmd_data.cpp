@@ -173,7 +173,9 @@ Runner add_forward(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "worker threads for the fast path")->capture_default_str();
   cmd->add_option("-o,--output", a->out, "labels to write: float64 (N,k,d)")->required();
   cmd->add_flag("--json", a->json, "print the summary as JSON");
-  return [a] {
+  return [a, cmd] {
+    if (cmd->count("--precision") && a->path != "reference")
+      return fail("forward", kExitBadInput, "--precision applies to --path reference (the fast path is double)");
     InstanceReadResult r = read_instance(a->inst);
     if (!r.ok) return fail("forward", kExitBadInput, r.error);
     const Instance& inst = r.instance;

@@ -73,9 +73,11 @@ std::string agreement_line(const std::string& label, const SqAgreement& a) {
 }
 
 std::string set_string(const std::vector<int>& s) {
-  std::string out = "{";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "}";
+  std::ostringstream out;
+  out << "{";
+  for (size_t i = 0; i < s.size(); ++i) out << (i ? "," : "") << s[i];
+  out << "}";
+  return out.str();
 }
 
 int run_study(int max_m, int d, int64_t samples, uint64_t seed, int threads, const std::string& data_path, bool as_json) {
@@ -153,11 +155,12 @@ Runner add_hard(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "MPFR bits of the reference passes")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "SQ tolerance τ ∈ (0, 1] for the query lower bound")->capture_default_str();
   cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "instance file to write (JSON)");
+  auto* out_opt = cmd->add_option("-o,--output", a->out, "instance file to write (JSON)");
   cmd->add_flag("--json", a->as_json, "print the report as JSON");
-  cmd->add_flag("--study", a->study, "print the conditioning study of docs/hardness.md instead (every q choice, m = 1..--study-max-m)");
-  cmd->add_option("--study-max-m", a->study_max_m, "largest m of the study")->capture_default_str();
-  cmd->add_option("--study-data", a->study_data, "with --study: also write the table as a gnuplot data file");
+  auto* study_opt = cmd->add_flag("--study", a->study, "print the conditioning study of docs/hardness.md instead (every q choice, m = 1..--study-max-m)");
+  cmd->add_option("--study-max-m", a->study_max_m, "largest m of the study")->capture_default_str()->needs(study_opt);
+  cmd->add_option("--study-data", a->study_data, "with --study: also write the table as a gnuplot data file")->needs(study_opt);
+  out_opt->excludes(study_opt);  // the study writes no instance
   return [a, samples_opt, d_opt, m_opt] {
     if (a->study) return run_study(a->study_max_m, a->d == 0 ? 16 : a->d, a->samples == 10000 && samples_opt->count() == 0 ? 256 : a->samples,
                                    a->seed, a->threads, a->study_data, a->as_json);

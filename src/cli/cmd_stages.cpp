@@ -60,11 +60,12 @@ Runner add_stage1(CLI::App& app) {
   cmd->add_option("--samples", a->samples, "samples to use")->capture_default_str();
   cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str();
   cmd->add_option("--max-seconds", a->max_seconds, "time budget (0: none)")->capture_default_str();
-  cmd->add_flag("--reference", a->reference,
+  auto* reference_opt = cmd->add_flag("--reference", a->reference,
                 "also run the reference path: the population value Σ_i M(Θ_i) W_i by exact enumeration when k·d ≤ 20, and in "
                 "every case the fast vs MPFR statistic on the same first --reference-samples samples");
-  cmd->add_option("--reference-samples", a->reference_samples, "samples of the same-sample cross-check")->capture_default_str();
-  cmd->add_option("--precision", a->precision, "MPFR bits of the reference")->capture_default_str();
+  cmd->add_option("--reference-samples", a->reference_samples, "samples of the same-sample cross-check")->capture_default_str()
+      ->needs(reference_opt);
+  cmd->add_option("--precision", a->precision, "MPFR bits of the reference")->capture_default_str()->needs(reference_opt);
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write Ŵ (JSON) here");
   return [a] {

@@ -44,6 +44,8 @@ Runner add_verify(CLI::App& app) {
         return fail("verify", kExitBadInput, "unknown stage '" + s + "' (forward, 1, 2, 3, 4, 5, 6, polish or all)");
       else stages.push_back(s);
     }
+    if (!a->layer_path.empty() && std::find(stages.begin(), stages.end(), "polish") == stages.end())
+      return fail("verify", kExitBadInput, "--layer applies to the polish stage, which is not among the stages asked for");
     Instance inst;
     if (a->instance_path.empty()) {
       GenerateResult g = generate_instance(GenerateOptions{});

@@ -41,7 +41,7 @@ const std::map<std::string, Roles>& role_table() {
 void collect(const CLI::App& cmd, const std::vector<std::string>& names, bool sidecar, std::vector<NamedPath>& out) {
   for (const std::string& name : names) {
     const CLI::Option* opt = cmd.get_option_no_throw(name);
-    if (!opt || opt->empty() && opt->get_default_str().empty()) continue;
+    if (!opt || (opt->empty() && opt->get_default_str().empty())) continue;
     const std::string path = opt->empty() ? opt->get_default_str() : opt->as<std::string>();
     if (path.empty()) continue;
     out.push_back({name, path});

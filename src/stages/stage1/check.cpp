@@ -10,7 +10,9 @@ Comparison check_stage1(const SampleSource& source, const Layer* layer, uint64_t
   return escalate([&](unsigned bits) {
     const Stage1SameSampleCheck s = stage1_same_sample_check(source, layer, first, samples, bits, fast);
     Comparison c;
-    c.stage = "1";
+    // A std::string, not the literal: GCC 12 reports assigning a one-character literal here as a
+    // memcpy of 2^63 bytes (a false positive of -Wstringop-overflow).
+    c.stage = std::string("1");
     c.quantity = "|Ŵ_fast − Ŵ_ref| per entry";
     for (Eigen::Index e = 0; e < s.fast.size(); ++e) {
       const double difference = std::abs(s.fast.data()[e] - s.reference.data()[e]);

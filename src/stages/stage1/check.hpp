@@ -1,4 +1,4 @@
-// Stage 1 on two paths (proofs/stage1_identities.md, "Same sample"): the fast
+// Stage 1 on two paths (proofs/stage1_identities.md, "The same-sample check"): the fast
 // statistic against the same statistic accumulated in MPFR on the same samples
 // (stage1_same_sample_check), entrywise within its derived bound, escalated
 // 128 → 256 bits before a disagreement is declared.

@@ -180,7 +180,9 @@ Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, con
     const SpanReference ref = span_reference(body, m - 1, bits);
     const Errors e = errors(ref, rows, n);
     Comparison c;
-    c.stage = "5";
+    // A std::string, not the literal: GCC 12 reports assigning a one-character literal here as a
+    // memcpy of 2^63 bytes (a false positive of -Wstringop-overflow).
+    c.stage = std::string("5");
     c.quantity = "|ŝ_j − s_j| per singular value of the weighted constraint matrix";
     c.agree = true;
     for (long long j = 0; j < n; ++j) {

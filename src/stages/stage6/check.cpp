@@ -52,7 +52,9 @@ Comparison check_stage6(const SampleSource& source, const std::vector<MatD>& the
     c = escalate([&](unsigned bits) { return compare_least_squares(w.design, w.labels, *fast, bits); },
                  {128, 256, kExactRationals});
   }
-  c.stage = "6";
+  // A std::string, not the literal: GCC 12 reports assigning a one-character literal here as a
+  // memcpy of 2^63 bytes (a false positive of -Wstringop-overflow).
+  c.stage = std::string("6");
   add_part(c, net_part(source, hull_point, hull_directions, static_cast<int>(thetas.size()), net, net_fast));
   return c;
 }
