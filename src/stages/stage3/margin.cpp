@@ -30,6 +30,16 @@ struct Event {
 };
 
 // Fits W on the kept events and records them as the fit's inputs.
+// The rank of the kept events' tokens, as the fast path decides ranks (column-pivoted QR).
+int tokens_rank(const std::vector<Event>& events, const std::vector<char>& keep, int d) {
+  int64_t n = 0;
+  for (char k : keep) n += k;
+  MatD tokens(n, d);
+  for (size_t e = 0, row = 0; e < events.size(); ++e)
+    if (keep[e]) tokens.row(static_cast<Eigen::Index>(row++)) = events[e].token;
+  return static_cast<int>(Eigen::ColPivHouseholderQR<MatD>(tokens).rank());
+}
+
 void least_squares(const std::vector<Event>& events, const std::vector<char>& keep, int d, MarginResult& result) {
   int64_t n = 0;
   for (char k : keep) n += k;
@@ -156,10 +166,19 @@ MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& pr
     std::vector<double> sorted = residual;
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
     const double median = sorted[sorted.size() / 2];
-    for (size_t e = 0; e < events.size(); ++e) keep[e] = residual[e] <= o.trim * median;
+    std::vector<char> trimmed(events.size(), 0);
+    for (size_t e = 0; e < events.size(); ++e) trimmed[e] = residual[e] <= o.trim * median;
     int64_t kept = 0;
-    for (char c : keep) kept += c;
-    if (kept >= d && kept < rep.events) least_squares(events, keep, d, result);
+    for (char c : trimmed) kept += c;
+    // The refit only on a kept set of full rank d: on fewer independent tokens the
+    // least-squares W_Σ is not unique (a basic solution, which no reference can
+    // check); otherwise the fit on every event stands.
+    if (kept >= d && kept < rep.events && tokens_rank(events, trimmed, d) == d) {
+      keep = trimmed;
+      least_squares(events, keep, d, result);
+    } else {
+      kept = rep.events;
+    }
     rep.events_kept = kept;
     MatD tokens_kept(kept, d);
     double residual2 = 0;

@@ -72,7 +72,11 @@ Comparison compare_in(const MatD& design, const MatD& labels, const MatD& fast, 
   const Mat<T> dm = cast_matrix<T>(design), ym = cast_matrix<T>(labels);
   const std::optional<Mat<T>> ref = solve_w_stack_reference<T>(dm, ym);
   if (!ref) {
-    c.detail = "the reference found DᵀD singular";
+    // The fast path solved a design the reference finds singular: its rank
+    // decision lies within rounding of the truth, and the least-squares solution
+    // is not unique, so nothing can be compared — undecided, never a silent agree.
+    c.record_undecided();
+    c.detail = "the reference found DᵀD singular where the fast path found full rank: undecided";
     return c;
   }
   const Mat<T> residual = ym - dm * *ref;
