@@ -67,15 +67,21 @@ std::vector<Fault> make_faults() {
        "the fit's W_Σ(0,0) scaled by 1 + 1e-8"},
       {"4", 256, move_v, "v̂(0) moved by 1e-8 (stage 4 certifies with stage 2's fast path)"},
       {"5", 256, turn_hull_direction, "the first hull direction turned by 0.2 rad"},
+      // 1e-6, not 1e-8: the a priori QR bound of a 512 × 32..48 design is 1.2e-9 to
+      // 1.5e-8 relative per column (Higham's c = 16, κ up to 8 at the learner's
+      // selected Θ), while W(0,0) × (1 + 1e-8) moves its column by 1.4e-10 to
+      // 5.5e-10: the learner missed it in 3 of 4 fault runs (docs/verify.md,
+      // "False alarms, measured"). A change below the bound is below what the
+      // check can resolve; 1e-6 is far outside it.
       {"6", kExactRationals,
        [](FastPaths& f) {
          f.w_least_squares = [ok = f.w_least_squares](const MatD& d, const MatD& y) {
            std::optional<MatD> w = ok(d, y);
-           if (w) (*w)(0, 0) *= 1 + 1e-8;
+           if (w) (*w)(0, 0) *= 1 + 1e-6;
            return w;
          };
        },
-       "W(0,0) scaled by 1 + 1e-8"},
+       "W(0,0) scaled by 1 + 1e-6"},
       // The gradient is Jᵀ P⊥ r over all heads; negating one head's block moves it
       // by twice that block's norm, far outside the gradient's bound (a relative
       // ~1e-9 at the truth moved by 1e-6) unless that block vanishes.
