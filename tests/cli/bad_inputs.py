@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from cli_fixtures import generate, overflowing_instance, report
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 CASES = os.path.join(ROOT, "tests/cli/bad_inputs.txt")
 
@@ -57,18 +59,13 @@ def make_fixtures(tool, d):
     def run(*args):
         subprocess.run([tool, *args, "--quiet"], cwd=d, check=True, capture_output=True)
 
-    run("generate", "--d", "8", "--k", "2", "--m", "2", "--seed", "1", "-o", "inst.json")
-    run("generate", "--d", "8", "--k", "2", "--m", "2", "--seed", "2", "--inputs", "gaussian", "-o", "ginst.json")
-    run("generate", "--d", "6", "--k", "2", "--m", "2", "--seed", "1", "-o", "inst6.json")
+    generate(tool, d, "inst.json")
+    generate(tool, d, "ginst.json", seed=2, inputs="gaussian")
+    generate(tool, d, "inst6.json", d=6)
     run("sample", "inst.json", "--n", "64", "--x", "X.npy", "--y", "Y.npy")
     run("sample", "ginst.json", "--n", "64", "--x", "GX.npy", "--y", "GY.npy")
     run("sample", "inst6.json", "--n", "64", "--x", "X6.npy", "--y", "Y6.npy")
-    with open(os.path.join(d, "inst.json")) as f:
-        huge = json.load(f)
-    for head in huge["heads"]:
-        head["theta"] = [[v * 1e307 for v in row] for row in head["theta"]]  # logits past 1.8e308
-    with open(os.path.join(d, "huge.json"), "w") as f:
-        json.dump(huge, f)
+    overflowing_instance(d, "inst.json", "huge.json")
     write_npy(os.path.join(d, "X16.npy"), "<f2", (64, 2, 8), b"\x00\x3c" * (64 * 16))
     write_npy(os.path.join(d, "Xi64.npy"), "<i8", (64, 2, 8), (1).to_bytes(8, "little", signed=True) * (64 * 16))
     write_npy(os.path.join(d, "X2d.npy"), "|i1", (64, 16), b"\x01" * (64 * 16))
@@ -163,10 +160,8 @@ def main():
                 names = make_fixtures(tool, d)
                 before = snapshot(d)
         contracts = check_contract(tool, failures)
-    for f in failures:
-        print("FAIL", f)
-    print(f"bad inputs: {len(cases)} command-line cases, {contracts} contract texts, {len(failures)} failures")
-    return 1 if failures else 0
+    return report(failures, f"bad inputs: {len(cases)} command-line cases, {contracts} contract texts, "
+                            f"{len(failures)} failures")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from cli_fixtures import generate, overflowing_instance, report
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 
 
@@ -42,13 +44,11 @@ def table_rows():
 
 
 def fixtures(tool, d):
-    subprocess.run([tool, "generate", "--d", "8", "--k", "2", "--m", "2", "--seed", "1", "-o", "inst.json"],
-                   cwd=d, check=True, capture_output=True)
+    generate(tool, d, "inst.json")
     inst = json.load(open(os.path.join(d, "inst.json")))
     twin = dict(inst, heads=[inst["heads"][0], inst["heads"][0]])
     json.dump(twin, open(os.path.join(d, "twin.json"), "w"))
-    huge = dict(inst, heads=[dict(h, theta=[[v * 1e307 for v in r] for r in h["theta"]]) for h in inst["heads"]])
-    json.dump(huge, open(os.path.join(d, "huge.json"), "w"))
+    overflowing_instance(d, "inst.json", "huge.json")
     return {"INSTANCE": "inst.json", "TWIN": "twin.json", "HUGE": "huge.json"}
 
 
@@ -95,10 +95,7 @@ def main():
     for needed in ("0", "1", "2", "3", "4", "5"):
         if needed not in seen:
             failures.append(f"the table has no row for exit {needed}")
-    for f in failures:
-        print("FAIL", f)
-    print(f"exit statuses: {len(rows)} rows, {len(failures)} failures")
-    return 1 if failures else 0
+    return report(failures, f"exit statuses: {len(rows)} rows, {len(failures)} failures")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+from cli_fixtures import generate, report
+
 TINY = ["--stage1-samples", "20000", "--crude-sculpt-samples", "40000", "--sculpt-samples", "100000",
         "--final-sculpt-samples", "100000", "--margin-samples", "200000", "--rounds", "2", "--net-tuples", "500",
         "--test-samples", "500", "--threads", "2"]
@@ -42,8 +44,7 @@ def main():
     tool = os.path.abspath(args.tool)
     failures = []
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tool, "generate", "--d", "8", "--seed", "1", "-o", "inst.json"], cwd=d, check=True,
-                       capture_output=True)
+        generate(tool, d, "inst.json")
         first, end, status = first_line_and_end([tool, "learn", "inst.json"] + TINY, d)
         print(f"learn | pipe: first line after {first:.2f} s, end after {end:.2f} s, exit {status}")
         if not first < end - 1.0:
@@ -57,9 +58,7 @@ def main():
         print(f"sample --quiet 2>pipe: {len(lines)} progress lines, exit {status}")
         if lines:
             failures.append(f"--quiet still printed progress: {lines[:2]}")
-    for f in failures:
-        print("FAIL", f)
-    return 1 if failures else 0
+    return report(failures, f"progress lines: {len(failures)} failures")
 
 
 if __name__ == "__main__":

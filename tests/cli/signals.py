@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from cli_fixtures import generate, report
+
 TINY = ["--stage1-samples", "20000", "--crude-sculpt-samples", "40000", "--sculpt-samples", "60000",
         "--final-sculpt-samples", "60000", "--margin-samples", "100000", "--rounds", "1", "--net-tuples", "200",
         "--test-samples", "200", "--no-reference", "--threads", "2"]
@@ -45,8 +47,7 @@ def main():
     tool = os.path.abspath(args.tool)
     failures = []
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tool, "generate", "--d", "8", "--seed", "1", "-o", "inst.json"], cwd=d, check=True,
-                       capture_output=True)
+        generate(tool, d, "inst.json")
         subprocess.run([tool, "sample", "inst.json", "--n", "500", "--x", "in.npy", "--y", "in_y.npy"], cwd=d,
                        check=True, capture_output=True)
         for i, (name, argv, previous) in enumerate(WRITERS):
@@ -84,10 +85,7 @@ def main():
                         os.unlink(path)
                 if changed:
                     failures.append(f"{where}: previous outputs changed: {changed}")
-    for f in failures:
-        print("FAIL", f)
-    print(f"signals: {len(WRITERS)} writers × 2 signals, {len(failures)} failures")
-    return 1 if failures else 0
+    return report(failures, f"signals: {len(WRITERS)} writers × 2 signals, {len(failures)} failures")
 
 
 if __name__ == "__main__":
