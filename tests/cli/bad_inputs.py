@@ -11,7 +11,6 @@ the --help of forward, learn, stage1 and sculpt.
 """
 import argparse
 import hashlib
-import json
 import os
 import re
 import shutil
