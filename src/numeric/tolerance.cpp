@@ -19,8 +19,13 @@ double gamma(long long n, double u) {
 
 double bound_evaluation_factor(long long operations) { return 1.0 + gamma(operations + 1); }
 
+namespace {
+// Higham's "small integer" c of the Householder QR backward error γ̃ = γ_{c·rows·cols}
+// (see qr_least_squares_relative_bound in the header).
+constexpr long long kHouseholderConstant = 16;
+}  // namespace
+
 double qr_least_squares_relative_bound(double kappa, long long rows, long long cols, double residual_ratio) {
-  constexpr long long kHouseholderConstant = 16;  // Higham's "small integer" c, see the header
   const double eps = std::sqrt(static_cast<double>(cols)) * gamma(kHouseholderConstant * rows * cols);
   const double ke = kappa * eps;
   if (!(ke < 1.0)) return kInf;
@@ -255,7 +260,6 @@ double projection_distance(double design_error, double sigma_min) {
 
 double householder_projection_distance(long long rows, long long cols, double design_error, double design_frobenius,
                                        double sigma_min) {
-  constexpr long long kHouseholderConstant = 16;  // Higham's "small integer" c, as in qr_least_squares_relative_bound
   const double g = gamma(kHouseholderConstant * rows * cols);
   const double eps_q = std::sqrt(static_cast<double>(cols)) * g;
   const double moved = projection_distance(design_error + g * (design_frobenius + design_error), sigma_min);
@@ -263,7 +267,6 @@ double householder_projection_distance(long long rows, long long cols, double de
 }
 
 double householder_projection_rounding(long long rows, long long cols, long long out_cols) {
-  constexpr long long kHouseholderConstant = 16;
   const double g = gamma(kHouseholderConstant * rows * cols);
   const double eps_q = std::sqrt(static_cast<double>(cols)) * g;
   const double n = static_cast<double>(cols);
