@@ -1,12 +1,20 @@
 """The prose of docs/results.md (scripts/results.py passes it the measurements).
 
 Every sentence that compares the methods is computed from the numbers of the
-run that wrote the page, so the conclusions cannot drift from the tables.
+run that wrote the page, so the conclusions cannot drift from the tables. The
+per-configuration table (accuracy, samples, wall time, machine, commit) is read
+from the committed reports themselves, which record no CPU time and no load:
+the page says so rather than fill them in.
 """
+import glob
+import json
 import math
+import os
 import statistics
 
 TARGET = 1e-3
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+RUNS = os.path.join(ROOT, "docs/results/runs")  # scripts/results.py keeps every run's report here
 
 
 def fmt(x, digits=1):
@@ -132,6 +140,107 @@ def sitting(c):
     return text
 
 
+def _report(name):
+    """A committed run's report (NAME.report.json in RUNS), or None."""
+    try:
+        with open(os.path.join(RUNS, name + ".report.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _err(r, key="errors"):
+    if not r or key not in r:
+        return None
+    return max(r[key]["theta_max_rel"], r[key]["w_max_rel"])
+
+
+def _median(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _instance_options(r):
+    """generate's options (d, k, m, scale, seed) of the instance a report learned, from the instance file."""
+    name = os.path.basename(r["provenance"]["options"].get("instance") or "")
+    try:
+        with open(os.path.join(RUNS, name)) as f:
+            return json.load(f)["provenance"]["options"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _where(reports):
+    """Where the reports say they ran: CPU model, threads used of those available."""
+    seen = sorted({(r["provenance"]["build"].get("cpu", "?"), r["provenance"]["options"].get("threads"),
+                    r["provenance"]["build"].get("threads_available")) for r in reports}, key=str)
+    return "; ".join(f"{cpu}, {used} of {avail} threads" for cpu, used, avail in seen)
+
+
+def _commits(reports):
+    return ", ".join(sorted({r["provenance"]["git_commit"][:7] for r in reports}))
+
+
+def glance(c):
+    """Per configuration: accuracy, samples, wall time, machine and commit of the default learner's runs,
+    read from the committed reports, with what they do not record (CPU time, load) said as such."""
+    v = variant_key(c["budget_variant"])
+    label = c["variant_labels"][c["budget_variant"]]
+    lines = [f"| configuration | runs | {label}: error after its stages (median) | + polishing (median) | reached ≤ 1e−3 | "
+             "samples (median) | wall s (median; min–max) | machine (threads used of available) | made at commit |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    every = []
+
+    def row(name, reports):
+        walls = [r["seconds"] for r in reports]
+        wall = f"{walls[0]:.1f}" if len(walls) == 1 else f"{_median(walls):.1f}; {min(walls):.1f}–{max(walls):.1f}"
+        polished = [_err(r) for r in reports]
+        lines.append(f"| {name} | {len(reports)} | {fmt(_median(_err(r, 'errors_before_polish') for r in reports))} | "
+                     f"{fmt(_median(polished))} | {sum(1 for e in polished if e is not None and e <= TARGET)}/{len(reports)} | "
+                     f"{_median(r['samples_total'] for r in reports):.2e} | {wall} | "
+                     f"{_where(reports)} | {_commits(reports)} |")
+
+    for f in c["facts"]:
+        d, k, m, scale = f["key"]
+        paths = sorted(glob.glob(os.path.join(RUNS, f"sbs_{v}_d{d}_k{k}_m{m}_scale{scale}_seed*.report.json")))
+        reports = [r for r in (_report(os.path.basename(p)[:-len(".report.json")]) for p in paths) if r]
+        if reports:
+            every += reports
+            row(f"({d},{k},{m}), scale {scale}, `--no-reference` (§1)", reports)
+    ref = _report("throughput_paper_with_reference")
+    if ref:
+        o = _instance_options(ref)
+        every.append(ref)
+        row(f"({o.get('d')},{o.get('k')},{o.get('m')}), scale {o.get('scale', 0):g}, seed {o.get('seed')}: the defaults, "
+            "reference step on (what `mhalearn demo` runs; §4)", [ref])
+    # Runs made apart from the pass, and equal-time budgets that no longer match their paper run.
+    commits = {}
+    for r in every:
+        commits[r["provenance"]["git_commit"]] = commits.get(r["provenance"]["git_commit"], 0) + 1
+    main = max(commits, key=commits.get) if commits else None
+    notes = []
+    for p in sorted(glob.glob(os.path.join(RUNS, f"sbs_{v}_*.report.json"))):
+        name = os.path.basename(p)[:-len(".report.json")]
+        tag = name[len(f"sbs_{v}_"):]
+        r, adam = _report(name), _report("sbs_adam_time_" + tag)
+        if not r or r["provenance"]["git_commit"] == main:
+            continue
+        budget = adam["provenance"]["options"].get("max_seconds") if adam else None
+        note = f"`{name}` ({r['seconds']:.1f} s, made at {r['provenance']['git_commit'][:7]}"
+        if budget and abs(budget - r["seconds"]) > 0.05 * budget:
+            note += f"; its equal-time baselines ran on the {budget:g} s of the run it replaced"
+        notes.append(note + ")")
+    text = "\n".join(lines)
+    text += ("\n\nWall time is the report's `seconds` (the whole `learn`, 2 threads). **CPU time and the machine's load "
+             "were not recorded** by these runs: a report has wall time only, so every wall time on this page was "
+             "measured at an unknown load on the machine named (`scripts/results.sh` asks for an otherwise idle one).")
+    if notes:
+        text += (f" Most of these runs were made at commit {main[:7]}; {len(notes)} of the side-by-side runs above were "
+                 f"re-made later, apart from the pass, so their wall times come from another sitting: "
+                 + "; ".join(notes) + ". The sections below show these wall times wherever they list these runs.")
+    return text
+
+
 def render(c):
     figs = c["figs"]
     regimes_md = c["regimes_md"]
@@ -142,19 +251,24 @@ def render(c):
         f"budgets are those of the `{c['budget_variant']}` run (the default).")
     return f"""# Results: the paper's learner against Adam and against polishing from random starts
 
-Every table and figure on this page was regenerated from scratch by
+Every table and figure on this page was {'written from the committed runs' if '--reuse' in c['command'] else 'regenerated from scratch'} by
 
 ```sh
 {c['command']}
 ```
 
-`scripts/results.sh` runs every configuration below; `scripts/results.sh --quick`
-runs a few per section in a few minutes and writes the same page from them.{' **This page comes from a `--quick` run.**' if c['quick'] else ''} Raw reports, logs and instances:
+This is the project's one page of learner results: other pages link here for
+how accurate the learner is, on how many samples, in how long, and on what
+machine. `scripts/results.sh` runs every configuration below;
+`scripts/results.sh --quick` runs a few per section (its measured time is in
+`scripts/results.py`'s docstring) and writes the same page from them;
+`scripts/results.sh --reuse` writes the page again from the committed runs
+without making any.{' **This page comes from a `--quick` run.**' if c['quick'] else ''} Raw reports, logs and instances:
 `docs/results/runs/`; the tables' data: `docs/results/*.tsv`; figures:
 `docs/figures/results_*.svg` (gnuplot).
 
-- Machine: {c['cpu']}, {c['cores']} cores, {c['mem']}; {c['plat']}
-- Commit: {c['commit']}; started {c['started']}; {sitting(c)}
+- Runs: on the machine their reports name (table below); page written on {c['cpu']}, {c['cores']} cores, {c['mem']}; {c['plat']}
+- Page written at commit {c['commit']}; started {c['started']}; {sitting(c)}
 - Seeds: instance seeds as listed (`mhalearn generate --seed`), sample stream seed 1, Adam's
   initialisation seed 1, random-polish's start seed 1 (`--init-seed`), test-stream seed 1; every run uses 2 threads (results do not depend on
   the thread count; wall times do).
@@ -175,6 +289,13 @@ runs a few per section in a few minutes and writes the same page from them.{' **
   time (`--max-seconds`: no new start, and no further iteration of a running fit, after it;
   `--starts {c['rp_starts']}` caps nothing here). It measures what stages 1–6 add: where it
   recovers the heads, local search from random starts suffices.
+
+## Per configuration: accuracy, samples, time, machine
+
+The default learner's runs of §1, and its run with the reference step of §4,
+read from their reports:
+
+{glance(c)}
 
 ## 1. Side by side
 
