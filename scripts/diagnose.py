@@ -27,40 +27,26 @@ projected budget for the target is given), or neither — the code — when an e
 far above its lemma's prediction with every assumption holding.
 
 Usage: scripts/diagnose.py --tool build/release/mhalearn [--grid | --configs 16,2,2,6,1 ...]
-                           [--threads 2] [--target 1e-3] [--reuse]
+                           [--threads 2] [--jobs 1] [--target 1e-3] [--reuse]
                            [--out docs/diagnosis.md] [--runs docs/diagnosis]
 --grid is the issue's grid: (8,2,2), (16,2,2), (32,2,2), (64,2,2), (16,3,2),
 (16,4,2), (16,2,3), (16,2,4) at logit scales 3 and 6, instance seeds 1–3.
---reuse keeps every report already in --runs (runs are added, never repeated).
-Standard library only. Each run's command line and output go to its .log in --runs.
+--reuse keeps every report already in --runs whose logged command is the one the
+run would have (runs are added, never repeated); --jobs N works on N configurations
+at a time (each run uses --threads threads). Standard library only; the runs go
+through scripts/experiments.py: each run's command line and output go to its .log
+in --runs, its report to .report.json.
 """
 import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import BLANK, Run, error, fmt, generate, parallel, relative_link, run, table, write_page  # noqa: E402
 
 GRID_SHAPES = [(8, 2, 2), (16, 2, 2), (32, 2, 2), (64, 2, 2), (16, 3, 2), (16, 4, 2), (16, 2, 3), (16, 2, 4)]
-
-
-def run(cmd, log):
-    start = time.time()
-    with open(log, "w") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        status = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
-    return status, time.time() - start
-
-
-def fmt(x):
-    return "–" if x is None else f"{x:.1e}"
-
-
-def error_of(report, key="errors_before_polish"):
-    e = report.get(key)
-    return max(e["theta_max_rel"], e["w_max_rel"]) if e else None
 
 
 def stages_of(report, name):
@@ -146,6 +132,7 @@ def main():
     parser.add_argument("--configs", nargs="+", default=[], help="d,k,m,scale,seed")
     parser.add_argument("--grid", action="store_true", help="the issue's grid (see the docstring)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=1, help="configurations worked on at a time")
     parser.add_argument("--target", type=float, default=1e-3)
     parser.add_argument("--reuse", action="store_true", help="keep the reports already in --runs")
     parser.add_argument("--existing", action="store_true",
@@ -165,30 +152,25 @@ def main():
                                                          ".report.json")) for v in ("extended", "paper"))
         args.missing = [c for c in configs if not have(c)]
         configs = [c for c in configs if have(c)]
-    rows = [diagnose_config(args, c) for c in configs]
-    json.dump(rows, open(os.path.join(args.runs, "summary.json"), "w"), indent=1)
-    write_page(args, rows)
+    rows = parallel(lambda c: diagnose_config(args, c), configs, args.jobs)
+    with open(os.path.join(args.runs, "summary.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    write_diagnosis_page(args, rows)
 
 
 def learn_run(args, name, inst, label, extra):
     report = os.path.join(args.runs, f"{name}_{label}.report.json")
-    log = report.replace(".report.json", ".log")
     cmd = [args.tool, "learn", inst, "--threads", str(args.threads), "--no-polish", "--no-reference",
            "--report", report] + extra
-    if not (args.reuse and os.path.exists(report)):
-        status, wall = run(cmd, log)
-        print(f"{name} {label}: exit {status}, {wall:.0f} s", file=sys.stderr)
-    rep = json.load(open(report)) if os.path.exists(report) else {}
-    return rep, os.path.relpath(log, os.path.dirname(args.out) or ".")
+    spec = Run(f"{name}_{label}", cmd, args.runs, report=report)
+    result = run(spec, reuse=args.reuse)
+    return result.report or {}, relative_link(spec.log, args.out)
 
 
 def diagnose_config(args, config):
     d, k, m, scale, seed = config
     name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
-    inst = os.path.join(args.runs, name + ".json")
-    if not (args.reuse and os.path.exists(inst)):
-        subprocess.run([args.tool, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", scale,
-                        "--seed", str(seed), "-o", inst], check=True, stdout=subprocess.DEVNULL)
+    inst = generate(args.tool, os.path.join(args.runs, name + ".json"), d, k, m, scale, seed, reuse=args.reuse)
     row = {"name": name, "config": config, "errors": {}, "own": {}, "seconds": {}, "samples": {}, "logs": {}}
     plan = [("extended", ["--variant", "extended"]), ("paper", ["--variant", "paper"])]
     for label, extra in plan:
@@ -201,7 +183,7 @@ def diagnose_config(args, config):
 
 
 def record(row, label, report, log, k):
-    row["errors"][label] = error_of(report)
+    row["errors"][label] = error(report, "errors_before_polish")
     row["own"][label] = own_errors(report, k)
     row["seconds"][label] = report.get("seconds")
     row["samples"][label] = report.get("samples_paper_stages")
@@ -215,16 +197,16 @@ def success_counts(args, rows):
     for r in rows:
         d, k, m, scale, seed = r["config"]
         groups.setdefault(((d, k, m), scale), []).append(r)
-    lines = [f"Seeds reaching max(Θ, W) error ≤ {args.target:g} before polishing, per shape and logit scale:", "",
-             "| (d,k,m) | scale | seeds run | paper | extended | extended errors |", "|---|---:|---:|---:|---:|---|"]
+    cells = []
     for ((d, k, m), scale), rs in sorted(groups.items(), key=lambda g: (g[0][0][0], g[0][0][1], g[0][0][2], g[0][1])):
         ok = lambda label: sum(1 for r in rs if r["errors"].get(label) is not None and r["errors"][label] <= args.target)
         errs = ", ".join(fmt(r["errors"].get("extended")) for r in rs)
-        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} | {ok('paper')} | {ok('extended')} | {errs} |")
-    return lines
+        cells.append([f"({d},{k},{m})", scale, len(rs), ok("paper"), ok("extended"), errs])
+    return [f"Seeds reaching max(Θ, W) error ≤ {args.target:g} before polishing, per shape and logit scale:", ""] + \
+        table(["(d,k,m)", "scale", "seeds run", "paper", "extended", "extended errors"], cells, "lrrrrl")
 
 
-def write_page(args, rows):
+def write_diagnosis_page(args, rows):
     grid = ("--grid" + (" --existing" if args.existing else "")) if args.grid else "--configs " + " ".join(args.configs)
     commits = sorted({r.get("commit") for r in rows if r.get("commit")})
     lines = [
@@ -238,7 +220,7 @@ def write_page(args, rows):
         "",
         f"Every run is `mhalearn learn INSTANCE --threads {args.threads} --no-polish --no-reference` with the options "
         "its log's first line shows (logs, JSON reports and instances in "
-        f"`{os.path.relpath(args.runs, os.path.dirname(args.out) or '.')}/`). Errors are max(Θ, W) relative errors "
+        f"`{relative_link(args.runs, args.out)}/`). Errors are max(Θ, W) relative errors "
         "after the best head permutation, before polishing. Both variants run on every instance; when the extended "
         f"one misses {args.target:g}, two more runs replace stages by the truth (`--oracle stage1,stage3`: exact W_Σ; "
         "`--oracle hull`: the true affine hull, stage 6 alone). scripts/diagnose.py's docstring says how the first "
@@ -251,12 +233,7 @@ def write_page(args, rows):
         lines += ["", "Not run (the grid's remaining configurations, left for lack of machine time; "
                       "`--reuse` adds them to this page): "
                   + ", ".join(f"({d},{k},{m}) scale {sc} seed {se}" for d, k, m, sc, se in args.missing) + "."]
-    lines += [
-        "",
-        "| (d,k,m), scale, seed | paper | extended | first failing stage | its error | its lemma's prediction | cause | "
-        f"projected samples for {args.target:g} | extended: samples, s | logs |",
-        "|---|---:|---:|---|---:|---|---|---:|---:|---|",
-    ]
+    cells = []
     for r in rows:
         d, k, m, scale, seed = r["config"]
         stage, err, pred, cause, need = r["verdict"]
@@ -264,10 +241,13 @@ def write_page(args, rows):
         if r.get("commit"):
             logs += f" (at {r['commit'][:7]})"
         secs = r["seconds"].get("extended")
-        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(r['errors'].get('paper'))} | "
-                     f"{fmt(r['errors'].get('extended'))} | {stage} | {err} | {pred} | {cause} | {need} | "
-                     f"{fmt(r['samples'].get('extended'))}, {secs:.0f} | {logs} |" if secs is not None else
-                     f"| ({d},{k},{m}), {scale}, {seed} | {fmt(r['errors'].get('paper'))} | – | run failed | | | | | | {logs} |")
+        first = [f"({d},{k},{m}), {scale}, {seed}", fmt(r["errors"].get("paper"))]
+        cells.append(first + [fmt(r["errors"].get("extended")), stage, err, pred, cause, need,
+                              f"{fmt(r['samples'].get('extended'))}, {secs:.0f}", logs] if secs is not None else
+                     first + ["–", "run failed", BLANK, BLANK, BLANK, BLANK, BLANK, logs])
+    lines += [""] + table(["(d,k,m), scale, seed", "paper", "extended", "first failing stage", "its error",
+                           "its lemma's prediction", "cause", f"projected samples for {args.target:g}",
+                           "extended: samples, s", "logs"], cells, "lrrlrllrrl")
     lines += [
         "",
         "## Each stage's own error in the extended run",
@@ -277,22 +257,21 @@ def write_page(args, rows):
         "body: the hull error against the certification lemma's typical and worst-case prediction "
         "(divided by ‖x0‖); stage 6: the error of the net's layer on that body, and on the true hull.",
         "",
-        "| (d,k,m), scale, seed | stage 3: true (SE; bias bound) | body: hull error (typical; bound) | "
-        "body samples | stage 6 on the body | stage 6 on the true hull | exact W_Σ |",
-        "|---|---|---|---:|---:|---:|---:|",
     ]
+    cells = []
     for r in rows:
         d, k, m, scale, seed = r["config"]
         own = r["own"].get("extended", {})
         s3, body, net = own.get("stage3", {}), own.get("body", {}), own.get("net", {})
-        lines.append(f"| ({d},{k},{m}), {scale}, {seed} | {fmt(s3.get('error'))} ({fmt(s3.get('se'))}; "
-                     f"{fmt(s3.get('bias'))}) | {fmt(body.get('error'))} ({fmt(body.get('typical'))}; "
-                     f"{fmt(body.get('bound'))}) | {fmt(body.get('samples'))} | {fmt(net.get('error'))} | "
-                     f"{fmt(r['errors'].get('hull'))} | {fmt(r['errors'].get('exactw'))} |")
+        cells.append([f"({d},{k},{m}), {scale}, {seed}",
+                      f"{fmt(s3.get('error'))} ({fmt(s3.get('se'))}; {fmt(s3.get('bias'))})",
+                      f"{fmt(body.get('error'))} ({fmt(body.get('typical'))}; {fmt(body.get('bound'))})",
+                      fmt(body.get("samples")), fmt(net.get("error")), fmt(r["errors"].get("hull")),
+                      fmt(r["errors"].get("exactw"))])
+    lines += table(["(d,k,m), scale, seed", "stage 3: true (SE; bias bound)", "body: hull error (typical; bound)",
+                    "body samples", "stage 6 on the body", "stage 6 on the true hull", "exact W_Σ"], cells, "lllrrrr")
     lines.append("")
-    with open(args.out + ".tmp", "w") as f:
-        f.write("\n".join(lines))
-    os.replace(args.out + ".tmp", args.out)
+    write_page(args.out, "\n".join(lines))
     print(f"wrote {args.out}", file=sys.stderr)
 
 

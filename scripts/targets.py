@@ -19,16 +19,16 @@ have:
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
                           [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
                           [--timed NAME ...] [--sample-study] [--final-rounds-study]
-Standard library only; every run's command is the first line of its log.
+Standard library only; the runs go through scripts/experiments.py (every run's
+command is the first line of its log; --reuse keeps a finished run whose logged
+command is the one it would have).
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from diagnose import run  # noqa: E402  (a command with its log, the command on its first line)
+from experiments import Run, error, fmt, generate, load, relative_link, reusable, run, table, write_page  # noqa: E402
 
 TARGET = 1e-3
 # (shape, scales) of the issue's accuracy targets; (16,2,2) carries the Adam ratio target.
@@ -52,19 +52,6 @@ STUDY = [((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
 # more stage-3 events, the exact W_Σ with 2× the samples).
 FINAL_ROUNDS = ["--final-rounds", "2"]
 FINAL_ROUNDS_STUDY = [((16, 2, 3), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
-
-
-def fmt(x, digits=1):
-    return "–" if x is None else f"{x:.{digits}e}"
-
-
-def load(path):
-    return json.load(open(path)) if os.path.exists(path) else None
-
-
-def error(report, key):
-    e = report.get(key) if report else None
-    return max(e["theta_max_rel"], e["w_max_rel"]) if e else None
 
 
 def first_round_at_target(report):
@@ -95,23 +82,17 @@ def adam_samples_to_target(report):
 
 def adam_run(args, name, inst):
     report = os.path.join(args.runs, f"{name}_adam.report.json")
-    if not (args.reuse and os.path.exists(report)):
-        cmd = [args.tool, "learn", inst, "--method", "adam", "--seed", "1", "--threads", "2", "--stop-at-error",
-               str(TARGET), "--max-samples", str(args.adam_cap), "--report", report]
-        status, wall = run(cmd, report.replace(".report.json", ".log"))
-        print(f"{name} adam: exit {status}, {wall:.0f} s", file=sys.stderr)
-    return load(report)
+    cmd = [args.tool, "learn", inst, "--method", "adam", "--seed", "1", "--threads", "2", "--stop-at-error",
+           str(TARGET), "--max-samples", str(args.adam_cap), "--report", report]
+    return run(Run(f"{name}_adam", cmd, args.runs, report=report), reuse=args.reuse).report
 
 
 def extended_run(args, name, inst, what, options):
     """The extended learner before polishing with these options beside the defaults: {name}_{what}."""
     report = os.path.join(args.runs, f"{name}_{what}.report.json")
-    if not (args.reuse and os.path.exists(report)):
-        cmd = [args.tool, "learn", inst, "--variant", "extended", "--seed", "1", "--threads", "2", "--no-polish",
-               "--no-reference", "--report", report] + options
-        status, wall = run(cmd, report.replace(".report.json", ".log"))
-        print(f"{name} {what}: exit {status}, {wall:.0f} s", file=sys.stderr)
-    return load(report)
+    cmd = [args.tool, "learn", inst, "--variant", "extended", "--seed", "1", "--threads", "2", "--no-polish",
+           "--no-reference", "--report", report] + options
+    return run(Run(f"{name}_{what}", cmd, args.runs, report=report), reuse=args.reuse).report
 
 
 def study_configurations(args, study):
@@ -138,9 +119,8 @@ def sample_study_lines(rows):
              "The extended learner before polishing, with its default budget (the diagnosis runs) and with the "
              f"lean budget `{' '.join(LEAN)}` (`mhalearn learn INSTANCE --variant extended --no-polish "
              "--no-reference` plus those options), against Adam on the same instance. Samples to 1e−3 as above; "
-             "ratio = learner / Adam.", "",
-             "| scale | seed | Adam | default budget (ratio) | lean budget (ratio) | lean: error of the first round ≤ 1e−3, final error |",
-             "|---:|---:|---:|---:|---:|---|"]
+             "ratio = learner / Adam.", ""]
+    cells = []
     for scale, seed, adam, default, lean in rows:
         a = adam_samples_to_target(adam)
 
@@ -150,9 +130,10 @@ def sample_study_lines(rows):
                 return "not run"
             return f"{fmt(n)} ({n / a:.2f})" if n and a else (fmt(n) if n else "not reached")
         first = first_round_at_target(lean)
-        lines.append(f"| {scale} | {seed} | {fmt(a) if a else ('not reached' if adam else 'not run')} | {cell(default)} | "
-                     f"{cell(lean)} | {fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))} |")
-    return lines
+        cells.append([scale, seed, fmt(a) if a else ("not reached" if adam else "not run"), cell(default), cell(lean),
+                      f"{fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))}"])
+    return lines + table(["scale", "seed", "Adam", "default budget (ratio)", "lean budget (ratio)",
+                          "lean: error of the first round ≤ 1e−3, final error"], cells, "rrrrrl")
 
 
 def final_rounds_study(args):
@@ -171,22 +152,22 @@ def final_rounds_study_lines(rows):
              "(`mhalearn learn INSTANCE --variant extended --no-polish --no-reference` plus that option: stage 3 on the "
              "first final round's heads, then a second final round with twice its samples, 5.12·10⁸). Error: max(Θ, W) "
              "relative error of the paper's stages. Seconds: the two-final-round runs on the otherwise idle 2-core machine; "
-             "the default runs as in diagnosis.md (seed 1's on a shared machine).", "",
-             "| scale | seed | default: error, samples, s | two final rounds: error, samples, s | two final rounds: samples to 1e−3 |",
-             "|---:|---:|---|---|---:|"]
+             "the default runs as in diagnosis.md (seed 1's on a shared machine).", ""]
+    cells = []
     counts = {}
     for scale, seed, default, more in rows:
         def cell(report):
             if report is None:
                 return "not run"
             return f"{fmt(error(report, 'errors_before_polish'))}, {fmt(report['samples_paper_stages'])}, {report['seconds']:.0f}"
-        lines.append(f"| {scale} | {seed} | {cell(default)} | {cell(more)} | "
-                     f"{fmt(learner_samples_to_target(more)) if more else '–'} |")
+        cells.append([scale, seed, cell(default), cell(more), fmt(learner_samples_to_target(more)) if more else "–"])
         for what, report in (("default", default), ("final2", more)):
             if report is not None:
                 ok, ran = counts.get((scale, what), (0, 0))
                 e = error(report, "errors_before_polish")
                 counts[(scale, what)] = (ok + (e is not None and e <= TARGET), ran + 1)
+    lines += table(["scale", "seed", "default: error, samples, s", "two final rounds: error, samples, s",
+                    "two final rounds: samples to 1e−3"], cells, "rrllr")
     lines.append("")
     for scale in sorted({scale for scale, _, _, _ in rows}, reverse=True):
         d_ok, d_ran = counts.get((scale, "default"), (0, 0))
@@ -200,18 +181,18 @@ def timed_run(args, name, config, extra):
     inst = os.path.join(args.runs, name + ".instance.json")
     report = os.path.join(args.runs, name + ".report.json")
     timing = os.path.join(args.runs, name + ".time")
-    if not (args.reuse and os.path.exists(report)):
-        subprocess.run([args.tool, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", str(scale),
-                        "--seed", str(seed), "-o", inst], check=True, stdout=subprocess.DEVNULL)
-        cmd = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", timing, args.tool, "learn", inst, "--seed", "1",
-               "--threads", "2", "--no-reference", "--report", report] + extra
-        status, wall = run(cmd, report.replace(".report.json", ".log"))
-        print(f"{name}: exit {status}, {wall:.0f} s", file=sys.stderr)
+    cmd = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", timing, args.tool, "learn", inst, "--seed", "1",
+           "--threads", "2", "--no-reference", "--report", report] + extra
+    spec = Run(name, cmd, args.runs, report=report, tool=args.tool)
+    result = args.reuse and reusable(spec)
+    if not result:
+        generate(args.tool, inst, d, k, m, scale, seed, reuse=False)
+        result = run(spec)
     wall = cpu = rss = None
     if os.path.exists(timing):
         parts = open(timing).read().split()[-4:]
         wall, cpu, rss = float(parts[0]), float(parts[1]) + float(parts[2]), int(parts[3]) / 1024
-    return load(report), wall, cpu, rss
+    return result.report, wall, cpu, rss
 
 
 def main():
@@ -232,7 +213,7 @@ def main():
                         help="make the (16,2,3) runs with two final rounds (seeds 1-3, scales 6 and 3)")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
-    rel = lambda p: os.path.relpath(p, os.path.dirname(args.out) or ".")
+    rel = lambda p: relative_link(p, args.out)
 
     accuracy_rows = []
     for (d, k, m), scales in ACCURACY:
@@ -255,10 +236,10 @@ def main():
                   or (args.reuse and os.path.exists(os.path.join(args.runs, name + ".report.json")))]
     study = sample_study(args)
     final2 = final_rounds_study(args)
-    write_page(args, accuracy_rows, timed_rows, study, final2, rel)
+    write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel)
 
 
-def write_page(args, accuracy_rows, timed_rows, study, final2, rel):
+def write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel):
     lines = [
         "# The learner's targets across its regime",
         "",
@@ -282,10 +263,8 @@ def write_page(args, accuracy_rows, timed_rows, study, final2, rel):
         "",
         "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
         "",
-        "| (d,k,m), scale | extended: errors (seeds 1, 2, 3; – not run) | seeds ≤ 1e−3 / run | paper: errors | seeds ≤ 1e−3 / run | "
-        "extended: samples, s (seed 1) | samples to 1e−3: extended (seed 1) | Adam (seed 1) | ratio |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|",
     ]
+    cells = []
     for (d, k, m), scale, seeds, adam in accuracy_rows:
         ext = [error(e, "errors_before_polish") for _, e, _ in seeds]
         pap = [error(p, "errors_before_polish") for _, _, p in seeds]
@@ -298,11 +277,17 @@ def write_page(args, accuracy_rows, timed_rows, study, final2, rel):
         adam_cell = fmt(adam_n) if adam_n else ("not reached" if adam else "not run")
         run_e = sum(1 for _, e, _ in seeds if e)
         run_p = sum(1 for _, _, p in seeds if p)
-        lines.append(f"| ({d},{k},{m}), {scale} | {', '.join(fmt(x) for x in ext)} | {ok_e}/{run_e} | "
-                     f"{', '.join(fmt(x) for x in pap)} | {ok_p}/{run_p} | "
-                     + (f"{fmt(e1['samples_paper_stages'])}, {e1['seconds']:.0f} | " if e1 else "seed 1 not run | ")
-                     if run_e else f"| ({d},{k},{m}), {scale} | not run | – | not run | – | – | ")
-        lines[-1] += f"{fmt(learner_n)} | {adam_cell} | {ratio} |"
+        shape = f"({d},{k},{m}), {scale}"
+        if run_e:
+            cells.append([shape, ", ".join(fmt(x) for x in ext), f"{ok_e}/{run_e}", ", ".join(fmt(x) for x in pap),
+                          f"{ok_p}/{run_p}",
+                          f"{fmt(e1['samples_paper_stages'])}, {e1['seconds']:.0f}" if e1 else "seed 1 not run"])
+        else:
+            cells.append([shape, "not run", "–", "not run", "–", "–"])
+        cells[-1] += [fmt(learner_n), adam_cell, ratio]
+    lines += table(["(d,k,m), scale", "extended: errors (seeds 1, 2, 3; – not run)", "seeds ≤ 1e−3 / run",
+                    "paper: errors", "seeds ≤ 1e−3 / run", "extended: samples, s (seed 1)",
+                    "samples to 1e−3: extended (seed 1)", "Adam (seed 1)", "ratio"], cells, "llrlrrrrr")
     lines += [
         "",
         "## Time targets (10 minutes on 2 cores), with polishing",
@@ -310,16 +295,17 @@ def write_page(args, accuracy_rows, timed_rows, study, final2, rel):
         "`mhalearn learn INSTANCE --seed 1 --threads 2 --no-reference` under `/usr/bin/time` (logs in "
         f"`{rel(args.runs)}/`; some ran on a shared machine, so CPU seconds are given too and targets/NOTES.md says which wall times are upper bounds).",
         "",
-        "| run | wall s | CPU s | peak RSS MB | paper's stages: Θ, W error | after polishing: Θ, W error | samples |",
-        "|---|---:|---:|---:|---|---|---:|",
     ]
+    cells = []
     for name, config, report, wall, cpu, rss in timed_rows:
         before = report.get("errors_before_polish") if report else None
         after = report.get("errors") if report else None
         pair = lambda e: f"{fmt(e['theta_max_rel'])}, {fmt(e['w_max_rel'])}" if e else "–"
-        lines.append(f"| {name} | {wall if wall is not None else '–'} | {cpu:.0f} | {rss:.0f} | {pair(before)} | "
-                     f"{pair(after)} | {fmt(report.get('samples_total')) if report else '–'} |"
-                     if cpu is not None else f"| {name} | – | – | – | {pair(before)} | {pair(after)} | – |")
+        cells.append([name, wall if wall is not None else "–", f"{cpu:.0f}", f"{rss:.0f}", pair(before), pair(after),
+                      fmt(report.get("samples_total")) if report else "–"]
+                     if cpu is not None else [name, "–", "–", "–", pair(before), pair(after), "–"])
+    lines += table(["run", "wall s", "CPU s", "peak RSS MB", "paper's stages: Θ, W error",
+                    "after polishing: Θ, W error", "samples"], cells, "lrrrllr")
     if any(adam or lean for _, _, adam, _, lean in study):
         lines += sample_study_lines(study)
     if any(more for _, _, _, more in final2):
@@ -327,10 +313,9 @@ def write_page(args, accuracy_rows, timed_rows, study, final2, rel):
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):
-        lines += ["## What the numbers say", "", open(notes).read().rstrip("\n"), ""]
-    with open(args.out + ".tmp", "w") as f:
-        f.write("\n".join(lines))
-    os.replace(args.out + ".tmp", args.out)
+        with open(notes) as f:
+            lines += ["## What the numbers say", "", f.read().rstrip("\n"), ""]
+    write_page(args.out, "\n".join(lines))
     print(f"wrote {args.out}", file=sys.stderr)
 
 

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""The experiment scripts' one runner: configurations in, runs out, pages written.
+
+A run is one command (usually `mhalearn learn ... --report R`) with a name and a
+runs directory. On disk, beside the other runs of its script:
+
+  NAME.log          first line `$ COMMAND` (environment variables the run sets
+                    written before it), then the command's stdout and stderr,
+                    then `exit status S after T s` (or `killed after T s` when
+                    it outlived its timeout) once it has ended;
+  NAME.report.json  the command's report (the run's result), when it wrote one.
+
+This is the layout scripts/diagnose.py, targets.py, results.py and
+false_alarms.py always wrote, so the committed run directories under docs/ are
+read as they are (their logs have no last line; a run's report says it ended).
+
+Reuse: with reuse on, a run whose report exists and whose logged command is this
+run's command is read back, not run again; any other run (no report, a changed
+command, a report the script refuses through `keep`) is made again, its old
+report removed first. Commands are compared token by token, the tool's path and
+`./` prefixes aside: `--tool build/release/mhalearn` and `--tool
+/abs/build/release/mhalearn` name the same run.
+
+  Run(name, argv, runs, ...)        one configuration's run (see the class)
+  run(spec, reuse=False)            -> Result: made now, or read back when finished
+  reusable(spec)                    -> the finished Result run() would read back, or None
+  run_all(specs, reuse, jobs=N)     -> [Result] in the order given, N at a time
+  generate(tool, path, d, k, m, scale, seed)   an instance, unless it exists
+  fmt, fmt_int, error, load         number formatters, a report's max(Θ, W) error
+  table(header, rows, align)        a Markdown table's lines (BLANK: a cell written `| |`)
+  write_page(path, text)            written whole or not at all
+
+Standard library only; importable from any script of scripts/ (they put their
+own folder first on sys.path).
+"""
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+DASH = "–"  # an absent value in every table (learner_table.py's pages use "—")
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def fmt(x, digits=1, missing=DASH):
+    """x in scientific notation with `digits` decimals; `missing` for None, NaN and ±inf."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return missing
+    return f"{x:.{digits}e}"
+
+
+def fmt_int(x, missing=DASH):
+    """A count: with thousands separators below 10⁵, in scientific notation (3 digits) above."""
+    return missing if x is None else f"{x:.2e}" if x >= 1e5 else f"{x:,}"
+
+
+def error(report, key="errors"):
+    """max(Θ, W) relative error of a report's error block (errors, errors_before_polish, ...),
+    or None when the report or the block is absent."""
+    block = report.get(key) if report else None
+    return max(block["theta_max_rel"], block["w_max_rel"]) if block else None
+
+
+def load(path):
+    """A JSON file, or None when it does not exist."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+class _Blank:
+    def __str__(self):
+        return ""
+
+
+BLANK = _Blank()  # a cell written `| |` (an empty string is written `|  |`)
+
+
+def row(cells):
+    """One Markdown table row: `| a | b |`."""
+    return "|" + "|".join(" " if c is BLANK else f" {c} " for c in cells) + "|"
+
+
+def table(header, rows=(), align=None):
+    """A Markdown table's lines: the header, the separator, the rows (lists of cells).
+    align: one letter per column, l (---), r (---:) or c (:---:); default all l."""
+    align = align or "l" * len(header)
+    if len(align) != len(header):
+        raise ValueError(f"table: {len(header)} columns, {len(align)} alignments")
+    marks = {"l": "---", "r": "---:", "c": ":---:"}
+    return [row(header), "|" + "|".join(marks[a] for a in align) + "|"] + [row(r) for r in rows]
+
+
+def write_page(path, text):
+    """Writes the file whole or not at all (a temporary file renamed over it)."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def relative_link(path, page):
+    """path as the page at `page` links to it."""
+    return os.path.relpath(path, os.path.dirname(page) or ".")
+
+
+def cpu_model(default="unknown"):
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return default
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class Run:
+    """One configuration's run.
+
+    name     file names in `runs`: NAME.log, NAME.report.json
+    argv     the command (the tool first, or a wrapper such as /usr/bin/time)
+    runs     the runs directory
+    report   where the command writes its report (default runs/NAME.report.json;
+             the command must name it itself, e.g. `--report`); None: no report
+    tool     the program whose path may differ between sittings (default argv[0])
+    env      variables to set (shown before the command in the log) or, with
+             value None, to remove from the environment
+    timeout  seconds; a run that outlives it is killed and recorded so
+    cwd      the working directory; arguments under it are logged relative to it
+    shown    the command line to log instead of argv (e.g. the documented tool
+             when another binary runs)
+    keep     which finished runs to read back instead of running them again:
+             a function of the Result (default: it has a report)
+    """
+
+    def __init__(self, name, argv, runs, report="", tool=None, env=None, timeout=None, cwd=None, shown=None,
+                 keep=None):
+        self.name, self.argv, self.runs = name, [str(a) for a in argv], runs
+        self.report = os.path.join(runs, name + ".report.json") if report == "" else report
+        self.log = os.path.join(runs, name + ".log")
+        self.tool = tool or self.argv[0]
+        self.env = env or {}
+        self.timeout, self.cwd, self.keep = timeout, cwd, keep or (lambda result: result.report is not None)
+        self._shown = shown
+
+    def command(self):
+        """The log's first line, without its `$ `."""
+        if self._shown is not None:
+            return self._shown
+        shown = [os.path.relpath(a, self.cwd) if self.cwd and a.startswith(self.cwd) else a for a in self.argv]
+        prefix = [f"{k}={v}" for k, v in self.env.items() if v is not None]
+        return " ".join(prefix + shown)
+
+    def path(self, p):
+        """A path of the run's as the process sees it."""
+        return p if not self.cwd or os.path.isabs(p) else os.path.join(self.cwd, p)
+
+
+class Result:
+    """What one run gave: its logged command, exit status (an int, "killed", or None when
+    its log does not say), wall seconds (None: unknown), report (None: none written)
+    and whether it was read back (reused) rather than made now."""
+
+    def __init__(self, spec, command, status, seconds, report, reused):
+        self.spec, self.command, self.status, self.seconds = spec, command, status, seconds
+        self.report, self.reused = report, reused
+
+    @property
+    def name(self):
+        return self.spec.name
+
+    @property
+    def failed(self):
+        """Killed, a non-zero exit status, or no report from a command that should write one."""
+        if self.status is not None and self.status != 0:
+            return True
+        return self.spec.report is not None and self.report is None
+
+    def __repr__(self):
+        return f"Result({self.name!r}, status={self.status!r}, reused={self.reused})"
+
+
+_END = re.compile(r"^(?:exit status (-?\d+)|killed) after ([0-9.]+) s$")
+
+
+def _tokens(command, tool):
+    """A command line's tokens for comparison: the tool's path and ./ prefixes aside."""
+    base = os.path.basename(tool)
+    out = []
+    for t in command.split():
+        if os.path.basename(t) == base and ("/" in t or t == base):
+            t = base
+        elif "/" in t and not t.startswith("-"):
+            t = os.path.normpath(t)
+        out.append(t)
+    return out
+
+
+def same_command(logged, command, tool):
+    return logged is not None and _tokens(logged, tool) == _tokens(command, tool)
+
+
+def previous(spec):
+    """The run as its runs directory holds it (a Result with reused=True), or None when it has no log."""
+    log = spec.path(spec.log)
+    if not os.path.exists(log):
+        return None
+    with open(log, errors="replace") as f:
+        lines = f.read().splitlines()
+    command = lines[0][2:] if lines and lines[0].startswith("$ ") else None
+    status = seconds = None
+    last = next((line for line in reversed(lines[1:]) if line.strip()), "")
+    end = _END.match(last)
+    if end:
+        status = int(end.group(1)) if end.group(1) is not None else "killed"
+        seconds = float(end.group(2))
+    report = None
+    if spec.report is not None and os.path.exists(spec.path(spec.report)):
+        try:
+            report = load(spec.path(spec.report))
+        except ValueError:  # cut short while written
+            report = None
+    return Result(spec, command, status, seconds, report, reused=True)
+
+
+def execute(spec):
+    """Runs the command now: a fresh log (command first, end last), the old report removed first."""
+    log, report = spec.path(spec.log), spec.report and spec.path(spec.report)
+    os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+    if report and os.path.exists(report):
+        os.remove(report)
+    env = dict(os.environ)
+    for k, v in spec.env.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    command = spec.command()
+    start = time.time()
+    with open(log, "w") as f:
+        f.write("$ " + command + "\n")
+        f.flush()
+        # Its own process group, so that a timeout or an interrupt ends a wrapped tool too
+        # (/usr/bin/time, mpirun, nice), not only the wrapper.
+        proc = subprocess.Popen(spec.argv, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=spec.cwd,
+                                start_new_session=True)
+        try:
+            status = proc.wait(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = "killed"
+        except BaseException:  # KeyboardInterrupt: the tool removes its temporary files on SIGTERM
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            raise
+        seconds = time.time() - start
+        f.write(f"\nkilled after {spec.timeout} s\n" if status == "killed" else
+                f"\nexit status {status} after {seconds:.1f} s\n")
+    result = None
+    if report and os.path.exists(report):
+        try:
+            result = load(report)
+        except ValueError:
+            result = None
+    return Result(spec, command, status, seconds, result, reused=False)
+
+
+_print_lock = threading.Lock()
+
+
+def reusable(spec):
+    """The run's Result read back when it finished with this command (and `keep` accepts it), else None."""
+    prev = previous(spec)
+    if prev is not None and same_command(prev.command, spec.command(), spec.tool) and spec.keep(prev):
+        return prev
+    return None
+
+
+def run(spec, reuse=False, quiet=False):
+    """The run's Result: read back when `reuse` and it is reusable, else made now.
+    Prints one line per run made to stderr unless quiet."""
+    if reuse:
+        prev = reusable(spec)
+        if prev is not None:
+            return prev
+    result = execute(spec)
+    if not quiet:
+        with _print_lock:
+            wall = f"{result.seconds:.1f} s"
+            print(f"  {spec.name}: {'killed' if result.status == 'killed' else f'exit {result.status}'}, {wall}",
+                  file=sys.stderr, flush=True)
+    return result
+
+
+def run_all(specs, reuse=False, jobs=1, quiet=False):
+    """Every run's Result, in the order of `specs`, `jobs` runs at a time."""
+    specs = list(specs)
+    if jobs <= 1 or len(specs) <= 1:
+        return [run(s, reuse, quiet) for s in specs]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda s: run(s, reuse, quiet), specs))
+
+
+def parallel(function, items, jobs=1):
+    """[function(item) for item in items], `jobs` at a time, in order (for drivers whose unit
+    of work is a configuration with several dependent runs)."""
+    items = list(items)
+    if jobs <= 1 or len(items) <= 1:
+        return [function(i) for i in items]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(function, items))
+
+
+def generate(tool, path, d, k, m, scale, seed, extra=(), reuse=True, cwd=None):
+    """`mhalearn generate --d D --k K --m M --scale B --seed S -o PATH` (plus extra), unless reuse
+    and PATH exists; returns PATH. A failed generation raises with the tool's message."""
+    if reuse and os.path.exists(path if not cwd or os.path.isabs(path) else os.path.join(cwd, path)):
+        return path
+    cmd = [tool, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", str(scale), "--seed", str(seed),
+           "-o", path] + [str(e) for e in extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
+    return path
