@@ -18,8 +18,9 @@ Reuse: with reuse on, a run whose report exists and whose logged command is this
 run's command is read back, not run again; any other run (no report, a changed
 command, a report the script refuses through `keep`) is made again, its old
 report removed first. Commands are compared token by token, the tool's path and
-`./` prefixes aside: `--tool build/release/mhalearn` and `--tool
-/abs/build/release/mhalearn` name the same run.
+`./` prefixes aside (`--tool build/release/mhalearn` and `--tool
+/abs/build/release/mhalearn` name the same run), and the values of the options
+a run declares as varying (`vary`: a wall-clock budget measured from another run).
 
   Run(name, argv, runs, ...)        one configuration's run (see the class)
   run(spec, reuse=False)            -> Result: made now, or read back when finished
@@ -146,17 +147,19 @@ class Run:
              when another binary runs)
     keep     which finished runs to read back instead of running them again:
              a function of the Result (default: it has a report)
+    vary     options whose values may differ between sittings without making the
+             run another one (e.g. `--max-seconds` copied from another run's wall time)
     """
 
     def __init__(self, name, argv, runs, report="", tool=None, env=None, timeout=None, cwd=None, shown=None,
-                 keep=None):
+                 keep=None, vary=()):
         self.name, self.argv, self.runs = name, [str(a) for a in argv], runs
         self.report = os.path.join(runs, name + ".report.json") if report == "" else report
         self.log = os.path.join(runs, name + ".log")
         self.tool = tool or self.argv[0]
         self.env = env or {}
         self.timeout, self.cwd, self.keep = timeout, cwd, keep or (lambda result: result.report is not None)
-        self._shown = shown
+        self._shown, self.vary = shown, tuple(vary)
 
     def command(self):
         """The log's first line, without its `$ `."""
@@ -198,12 +201,17 @@ class Result:
 _END = re.compile(r"^(?:exit status (-?\d+)|killed) after ([0-9.]+) s$")
 
 
-def _tokens(command, tool):
-    """A command line's tokens for comparison: the tool's path and ./ prefixes aside."""
+def _tokens(command, tool, vary=()):
+    """A command line's tokens for comparison: the tool's path, ./ prefixes and the values
+    of the options in `vary` aside."""
     base = os.path.basename(tool)
     out = []
     for t in command.split():
-        if os.path.basename(t) == base and ("/" in t or t == base):
+        if out and out[-1] in vary:
+            t = "*"
+        elif "=" in t and t.split("=", 1)[0] in vary:
+            t = t.split("=", 1)[0] + "=*"
+        elif os.path.basename(t) == base and ("/" in t or t == base):
             t = base
         elif "/" in t and not t.startswith("-"):
             t = os.path.normpath(t)
@@ -211,8 +219,9 @@ def _tokens(command, tool):
     return out
 
 
-def same_command(logged, command, tool):
-    return logged is not None and _tokens(logged, tool) == _tokens(command, tool)
+def same_command(logged, command, tool, vary=()):
+    """Whether a logged command line names the same run as `command` (see the module's docstring)."""
+    return logged is not None and _tokens(logged, tool, vary) == _tokens(command, tool, vary)
 
 
 def previous(spec):
@@ -287,7 +296,7 @@ _print_lock = threading.Lock()
 def reusable(spec):
     """The run's Result read back when it finished with this command (and `keep` accepts it), else None."""
     prev = previous(spec)
-    if prev is not None and same_command(prev.command, spec.command(), spec.tool) and spec.keep(prev):
+    if prev is not None and same_command(prev.command, spec.command(), spec.tool, spec.vary) and spec.keep(prev):
         return prev
     return None
 

@@ -8,9 +8,9 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
 
   --quick   a few configurations per section (29 min on the shared 2 cores at a
             load of 7–15, the learner without --variant; about half that idle)
-  --reuse   keep reports already in docs/results/runs/ (for editing this script,
-            and for a pass made over several sittings: a run killed half-way
-            has no report and is made again)
+  --reuse   keep reports already in docs/results/runs/ whose logged command is
+            the run's (for editing this script, and for a pass made over several
+            sittings: a run killed half-way has no report and is made again)
   --sections S,...  make only these sections' runs (sbs, phase, regimes, scaling,
             throughput) and write no page: a long pass in pieces, each piece
             kept by --reuse; the page is written by a run of every section
@@ -25,6 +25,9 @@ the phase diagram leaves out logit scale 6 (its 4 cells would add about
 21 min) and the side by side runs two seeds, not three, at (32,2,2) and
 (16,2,3), the shapes that take most of its time (a third seed would add
 about 44 min, the mean of the first two); the page says so.
+
+Every run goes through scripts/experiments.py (its command the first line of its
+log, its report beside it).
 """
 import argparse
 import datetime
@@ -36,6 +39,10 @@ import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import Run, cpu_model, error, fmt, fmt_int, generate, table  # noqa: E402
+from experiments import run as make_run  # noqa: E402  (`run` names a phase-diagram run below)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.path.join(ROOT, "build/release/mhalearn")
@@ -89,7 +96,7 @@ def random_polish_run(name, inst, budget):
     extra = ["--method", "random-polish", "--starts", str(RP_STARTS), "--max-seconds", f"{max(seconds, 1):.2f}"]
     if paper:
         extra += ["--max-samples", str(paper["samples_total"])]
-    return learn(name, inst, extra)[0]
+    return learn(name, inst, extra, vary=("--max-seconds",))[0]
 
 
 def recovered(e):
@@ -105,67 +112,45 @@ def rel(path):
     return os.path.relpath(path, ROOT)
 
 
-def run(cmd, log, timeout=None):
-    """Runs the tool; returns its exit status (the report says the rest), or
-    "killed" when it outlived `timeout` seconds (a stage can run past the
-    learner's --max-seconds, which only stops new rounds)."""
-    with open(log, "w") as f:
-        f.write("$ " + " ".join(rel(c) if c.startswith(ROOT) else c for c in cmd) + "\n")
-        f.flush()
-        try:
-            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            f.write(f"\nkilled after {timeout} s\n")
-            return "killed"
-
-
 def instance(name, d, k, m, scale, seed, coherence=0.0):
-    path = os.path.join(RUNS, name + ".instance.json")
-    if args.reuse and os.path.exists(path):
-        return path
-    cmd = [TOOL, "generate", "--d", str(d), "--k", str(k), "--m", str(m), "--scale", str(scale), "--seed", str(seed),
-           "-o", path]
-    if coherence:
-        cmd += ["--coherence", str(coherence)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    return path
+    return generate(TOOL, os.path.join(RUNS, name + ".instance.json"), d, k, m, scale, seed,
+                    ["--coherence", coherence] if coherence else [], reuse=args.reuse, cwd=ROOT)
 
 
-def learn(name, inst, extra, timeout=None):
-    """`mhalearn learn` with a report; returns (report or None, exit status, wall seconds)."""
+def learn(name, inst, extra, timeout=None, vary=()):
+    """`mhalearn learn` with a report; returns (report or None, exit status, wall seconds).
+    A run that outlived `timeout` seconds is killed (a stage can run past the learner's
+    --max-seconds, which only stops new rounds): its status is "killed". vary: options
+    whose value --reuse ignores (a wall-clock budget copied from another run's time, which
+    a re-made budget run changes: the baseline keeps the time it ran on)."""
     report = os.path.join(RUNS, name + ".report.json")
-    if args.reuse and os.path.exists(report):
-        r = json.load(open(report))
+
+    def keep(prev):
         # A run stopped by a signal (a pass cut short) writes an interrupted report: make it again.
-        if not r.get("interrupted"):
-            wall = r.get("_wall", r.get("seconds", 0))
-            run_walls["reused"].append(wall)
-            return r, r.get("_exit", 0), wall
-    log = os.path.join(RUNS, name + ".log")
-    if args.reuse and timeout and os.path.exists(log) and f"killed after {timeout} s" in open(log).read():
-        return None, "killed", timeout  # a killed run is a result too; do not spend the timeout again
-    if os.path.exists(report):
-        os.remove(report)
-    t0 = time.time()
-    status = run([TOOL, "learn", inst, "--seed", "1", "--threads", THREADS, "--report", report] + extra,
-                 os.path.join(RUNS, name + ".log"), timeout)
-    wall = time.time() - t0
+        # A killed run is a result too: do not spend the timeout again.
+        return (prev.report is not None and not prev.report.get("interrupted")) or \
+            bool(timeout and prev.status == "killed" and prev.seconds == timeout)
+
+    spec = Run(name, [TOOL, "learn", inst, "--seed", "1", "--threads", THREADS, "--report", report] + extra, RUNS,
+               report=report, timeout=timeout, cwd=ROOT, keep=keep, vary=vary)
+    result = make_run(spec, reuse=args.reuse)
+    r, status, wall = result.report, result.status, result.seconds
+    if result.reused:
+        if r is None:
+            return None, "killed", timeout
+        wall = r.get("_wall", r.get("seconds", 0))
+        run_walls["reused"].append(wall)
+        return r, r.get("_exit", 0), wall
     run_walls["made"].append(wall)
-    print(f"  {name}: exit {status}, {wall:.1f} s", file=sys.stderr)
-    if not os.path.exists(report):
+    if r is None:
         return None, status, wall
-    r = json.load(open(report))
     r["_exit"], r["_wall"] = status, wall
-    json.dump(r, open(report, "w"), indent=1)
+    with open(report, "w") as f:
+        json.dump(r, f, indent=1)
     return r, status, wall
 
 
-def err(r, key="errors"):
-    """max(Θ, W) relative error of a report's error block, or None."""
-    if not r or key not in r:
-        return None
-    e = r[key]
-    return max(e["theta_max_rel"], e["w_max_rel"])
+err = error  # max(Θ, W) relative error of a report's error block, or None
 
 
 def test_err(r, key="errors"):
@@ -174,18 +159,6 @@ def test_err(r, key="errors"):
         return None
     e = r[key]
     return e.get("test_rel", e.get("test_relative_error"))
-
-
-def fmt(x, digits=1):
-    if x is None:
-        return "–"
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return "–"
-    return f"{x:.{digits}e}"
-
-
-def fmt_int(x):
-    return "–" if x is None else f"{x:.2e}" if x >= 1e5 else f"{x:,}"
 
 
 def write_tsv(name, header, rows):
@@ -230,7 +203,8 @@ def side_by_side():
                     adam_n, _, _ = learn("sbs_adam_samples_" + tag, inst,
                                          ["--method", "adam", "--max-samples", str(max(samples - 1000, 512))])
                     adam_t, _, _ = learn("sbs_adam_time_" + tag, inst,
-                                         ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"])
+                                         ["--method", "adam", "--max-samples", "0", "--max-seconds", f"{max(seconds, 1):.2f}"],
+                                         vary=("--max-seconds",))
                 rp = random_polish_run("sbs_random_polish_" + tag, inst, papers[budget_variant])
                 rows.append(dict(d=d, k=k, m=m, scale=scale, seed=seed, tag=tag, papers=papers, paper=paper, status=status,
                                  samples=samples, seconds=seconds, adam_n=adam_n, adam_t=adam_t, rp=rp))
@@ -261,24 +235,24 @@ def side_by_side_tables(rows):
                  err(r["rp"]), test_err(r["rp"]), starts_of(r["rp"]), r["rp"]["samples_total"] if r["rp"] else None]
         tsv.append(line)
     write_tsv("side_by_side.tsv", header, tsv)
-    paper_cols = "".join(f" {variant_label(v)}: stages | + polishing |" for v in variants)
-    lines = [f"| (d,k,m) | scale | seed | samples | time (s) |{paper_cols} Adam, equal samples | Adam, equal time (samples) | random-polish, equal samples and time (starts) |",
-             "|---|---:|---:|---:|---:|" + "---:|---:|" * len(variants) + "---:|---:|---:|"]
+    paper_cols = [c for v in variants for c in (f"{variant_label(v)}: stages", "+ polishing")]
+    header = ["(d,k,m)", "scale", "seed", "samples", "time (s)"] + paper_cols + \
+        ["Adam, equal samples", "Adam, equal time (samples)", "random-polish, equal samples and time (starts)"]
+    cells = []
     for r in rows:
         at, rp = r["adam_t"], r["rp"]
-        cells = ""
+        line = [f"({r['d']},{r['k']},{r['m']})", r["scale"], r["seed"]]
+        line += [fmt_int(r["samples"]), f"{r['seconds']:.1f}"] if r["paper"] else ["–", "–"]
         for v in variants:
             p, status, _ = r["papers"][v]
             if p:
-                cells += f" {fmt(err(p, 'errors_before_polish'))} | {fmt(err(p))} |"
+                line += [fmt(err(p, "errors_before_polish")), fmt(err(p))]
             else:
-                why = f"killed after {PAPER_TIMEOUT} s" if status == "killed" else f"exit {status}, no report"
-                cells += f" {why} | – |"
-        budget = f"{fmt_int(r['samples'])} | {r['seconds']:.1f}" if r["paper"] else "– | –"
-        lines.append(f"| ({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']} | {budget} |{cells} "
-                     f"{fmt(err(r['adam_n']))} | {fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'}) | "
-                     f"{fmt(err(rp))} ({starts_of(rp) if rp else '–'}) |")
-    return "\n".join(lines)
+                line += [f"killed after {PAPER_TIMEOUT} s" if status == "killed" else f"exit {status}, no report", "–"]
+        line += [fmt(err(r["adam_n"])), f"{fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'})",
+                 f"{fmt(err(rp))} ({starts_of(rp) if rp else '–'})"]
+        cells.append(line)
+    return "\n".join(table(header, cells, "lrrrr" + "rr" * len(variants) + "rrr"))
 
 
 def side_by_side_summary(rows):
@@ -291,9 +265,9 @@ def side_by_side_summary(rows):
         vals = [v for v in vals if v is not None]
         return statistics.median(vals) if vals else None
 
-    paper_cols = "".join(f" {variant_label(v)}: stages | + polishing |" for v in variants)
-    lines = [f"| (d,k,m) | scale | runs |{paper_cols} Adam, equal samples | Adam, equal time | random-polish |",
-             "|---|---:|---:|" + "---|---|" * len(variants) + "---|---|---|"]
+    paper_cols = [c for v in variants for c in (f"{variant_label(v)}: stages", "+ polishing")]
+    header = ["(d,k,m)", "scale", "runs"] + paper_cols + ["Adam, equal samples", "Adam, equal time", "random-polish"]
+    cells = []
     facts = []
     cnt = lambda vals: sum(1 for v in vals if recovered(v))
     for key, rs in groups.items():
@@ -306,9 +280,9 @@ def side_by_side_summary(rows):
         methods["adam_t"] = [err(r["adam_t"]) for r in rs]
         methods["rp"] = [err(r["rp"]) for r in rs]
         cell = lambda vals: f"{rate(vals)} ({fmt(med(vals))})"
-        paper_cells = "".join(f" {cell(methods[('stages', v)])} | {cell(methods[('polished', v)])} |" for v in variants)
-        lines.append(f"| ({d},{k},{m}) | {scale} | {len(rs)} |{paper_cells} {cell(methods['adam_n'])} | "
-                     f"{cell(methods['adam_t'])} | {cell(methods['rp'])} |")
+        paper_cells = [cell(methods[(what, v)]) for v in variants for what in ("stages", "polished")]
+        cells.append([f"({d},{k},{m})", scale, len(rs)] + paper_cells +
+                     [cell(methods["adam_n"]), cell(methods["adam_t"]), cell(methods["rp"])])
         f = dict(key=key, n=len(rs), paper=med(methods[("stages", budget_variant)]),
                  polished=med(methods[("polished", budget_variant)]), adam_n=med(methods["adam_n"]),
                  adam_t=med(methods["adam_t"]), rp=med(methods["rp"]), c_p=cnt(methods[("stages", budget_variant)]),
@@ -316,7 +290,7 @@ def side_by_side_summary(rows):
                  c_rp=cnt(methods["rp"]),
                  variants={v: (cnt(methods[("stages", v)]), cnt(methods[("polished", v)])) for v in variants})
         facts.append(f)
-    return "\n".join(lines), facts
+    return "\n".join(table(header, cells, "lrr" + "ll" * len(variants) + "lll")), facts
 
 
 def side_by_side_figures(rows):
@@ -484,18 +458,18 @@ def phase_outputs(cells, scales, coherences, adam_budget, seeds):
         script.append(f"plot '{g_path}' using 1:2:{col} skip 1 with image, '' using 1:2:(stringcolumn({col + 1})) skip 1 with labels")
     script.append("unset multiplot")
     fig = gnuplot((380 * nrows + 40, "\n".join(script) + "\n"), "results_phase_diagram.svg")
-    titles = " | ".join(title for _, title, _ in methods)
-    lines = [f"| logit scale | cos(Θ_1,Θ_2) | {titles} | random-polish, per start: recovered / run to the end (median s) |",
-             "|---:|---:|" + "---|" * (len(methods) + 1)]
-    for scale, coh, per, ps in rates:
-        lines.append(f"| {scale} | {coh} | " + " | ".join(f"{per[key][0]}/{per[key][1]} ({fmt(per[key][2])})"
-                                                         for key, _, _ in methods) +
-                     f" | {ps[0]}/{ps[1]} ({f'{ps[2]:.1f}' if ps[2] is not None else '–'}) |")
+    titles = [title for _, title, _ in methods]
+    lines = table(["logit scale", "cos(Θ_1,Θ_2)"] + titles +
+                  ["random-polish, per start: recovered / run to the end (median s)"],
+                  [[scale, coh] + [f"{per[key][0]}/{per[key][1]} ({fmt(per[key][2])})" for key, _, _ in methods] +
+                   [f"{ps[0]}/{ps[1]} ({f'{ps[2]:.1f}' if ps[2] is not None else '–'})"]
+                   for scale, coh, per, ps in rates],
+                  "rr" + "l" * (len(methods) + 1))
     # Every run, for the reader who wants the seeds behind a rate.
-    run_lines = [f"| logit scale | cos | seed | {titles} | random-polish starts |", "|---:|---:|---:|" + "---:|" * (len(methods) + 1)]
-    for row in every:
-        run_lines.append(f"| {row[0]} | {row[1]} | {row[2]} | " + " | ".join(fmt(e) for e in row[3:-1]) +
-                         f" | {row[-1] if row[-1] is not None else '–'} |")
+    run_lines = table(["logit scale", "cos", "seed"] + titles + ["random-polish starts"],
+                      [row[:3] + [fmt(e) for e in row[3:-1]] + [row[-1] if row[-1] is not None else "–"]
+                       for row in every],
+                      "rrr" + "r" * (len(methods) + 1))
     return "\n".join(lines), fig, rates, methods, "\n".join(run_lines)
 
 
@@ -533,7 +507,7 @@ def other_regimes():
     a, _, _ = learn("regime_adam_sq", hard, ["--method", "adam", "--max-samples", "6000000"])
     out.append(("SQ-hard member (d = 16, m = 3 hidden heads + 1, `mhalearn hard`)", p, s, a, "Adam 6e6 samples"))
     timings["other regimes"] = time.time() - t0
-    lines = ["| regime | paper's stages | + polishing | paper's message | Adam | Adam test error |", "|---|---|---|---|---|---|"]
+    cells = []
     for name, p, s, a, note in out:
         pm = "–"
         if p is not None:
@@ -542,9 +516,9 @@ def other_regimes():
             pm = f"killed after {PAPER_TIMEOUT} s, no report"
         elif s is not None:
             pm = f"exit {s}, no report"
-        lines.append(f"| {name} | {fmt(err(p, 'errors_before_polish')) if p else '–'} | {fmt(err(p)) if p else '–'} | "
-                     f"{pm} | {fmt(err(a))} ({classify(a)}) | "
-                     f"{fmt(test_err(a))} |")
+        cells.append([name, fmt(err(p, "errors_before_polish")) if p else "–", fmt(err(p)) if p else "–", pm,
+                      f"{fmt(err(a))} ({classify(a)})", fmt(test_err(a))])
+    lines = table(["regime", "paper's stages", "+ polishing", "paper's message", "Adam", "Adam test error"], cells)
     return "\n".join(lines), out
 
 
@@ -602,8 +576,7 @@ def scaling(sbs_rows):
 
 
 def scaling_outputs(rows, cap):
-    tsv, lines = [], ["| (d,k,m) | paper: samples | paper: s | paper: final error | Adam: samples to 1e−3 | Adam: s to 1e−3 | Adam: final error |",
-                      "|---|---:|---:|---:|---:|---:|---:|"]
+    tsv, cells = [], []
     for r in rows:
         pr, ar = r["paper_reached"], r["adam_reached"]
         p_s = fmt_int(pr[0]) if pr else (f"not reached ({fmt_int(r['paper']['samples_total'])} used)" if r["paper"]
@@ -611,9 +584,11 @@ def scaling_outputs(rows, cap):
         p_t = f"{pr[1]:.1f}" if pr else (f"{r['paper']['seconds']:.0f} used" if r["paper"] else "–")
         a_s = fmt_int(ar[0]) if ar else f"not reached ({fmt_int(r['adam_samples'])} in {r['adam_seconds']:.0f} s)" if r["adam"] else "–"
         a_t = f"{ar[1]:.1f}" if ar else "–"
-        lines.append(f"| ({r['d']},2,{r['m']}) | {p_s} | {p_t} | {fmt(r['paper_err'])} | {a_s} | {a_t} | {fmt(err(r['adam']))} |")
+        cells.append([f"({r['d']},2,{r['m']})", p_s, p_t, fmt(r["paper_err"]), a_s, a_t, fmt(err(r["adam"]))])
         tsv.append([r["d"], r["m"], pr[0] if pr else None, pr[1] if pr else None, ar[0] if ar else None, ar[1] if ar else None])
-    path = write_tsv("scaling.tsv", ["d", "m", "paper_samples", "paper_seconds", "adam_samples", "adam_seconds"], tsv)
+    lines = table(["(d,k,m)", "paper: samples", "paper: s", "paper: final error", "Adam: samples to 1e−3",
+                   "Adam: s to 1e−3", "Adam: final error"], cells, "lrrrrrr")
+    write_tsv("scaling.tsv", ["d", "m", "paper_samples", "paper_seconds", "adam_samples", "adam_seconds"], tsv)
     d_rows = [r for r in rows if r["axis"] == "d" or (r["d"] == 16 and r["m"] == 2)]
     d_rows = sorted({r["d"]: r for r in d_rows}.values(), key=lambda r: r["d"])
     m_rows = sorted([r for r in rows if r["d"] == 16], key=lambda r: r["m"])
@@ -656,10 +631,9 @@ def throughput(sbs_rows):
     # Stage 1: fast vs MPFR statistic on the same samples.
     s1 = os.path.join(RUNS, "throughput_stage1.report.json")
     inst = instance("regime_base", 16, 2, 2, 6, 1)
-    if not (args.reuse and os.path.exists(s1)):
-        run([TOOL, "stage1", inst, "--samples", "200000", "--reference", "--reference-samples", "2000", "--threads", THREADS,
-             "--report", s1], os.path.join(RUNS, "throughput_stage1.log"))
-    st1 = json.load(open(s1))
+    st1 = make_run(Run("throughput_stage1", [TOOL, "stage1", inst, "--samples", "200000", "--reference",
+                                             "--reference-samples", "2000", "--threads", THREADS, "--report", s1],
+                       RUNS, report=s1, cwd=ROOT), reuse=args.reuse).report
     timings["throughput"] = time.time() - t0
 
     def per_call(name):
@@ -689,10 +663,11 @@ def throughput(sbs_rows):
     rows.append(("6 / polish: W least squares", "64 samples: double QR vs exact rational Gauss–Jordan", f, rf))
     f, rf = per_call("BM_LossGradient_fast"), per_call("BM_LossGradient_reference")
     rows.append(("Adam: loss gradient", "one sample: double vs MPFR (200 bits)", f, rf))
-    lines = ["| stage | what is compared | fast (s) | reference (s) | reference / fast |", "|---|---|---:|---:|---:|"]
+    cells = []
     for name, what, f, rf in rows:
         ratio = rf / f if f and rf else None
-        lines.append(f"| {name} | {what} | {fmt(f, 2)} | {fmt(rf, 2)} | {('%.0f×' % ratio) if ratio else '–'} |")
+        cells.append([name, what, fmt(f, 2), fmt(rf, 2), ("%.0f×" % ratio) if ratio else "–"])
+    lines = table(["stage", "what is compared", "fast (s)", "reference (s)", "reference / fast"], cells, "llrrr")
     peak = bench.get("BM_GemmPeak", {}).get("GFLOPs")
     fwd = []
     for shape, (k, d, m) in [("(2,16,2)", (2, 16, 2)), ("(2,32,2)", (2, 32, 2))]:
@@ -700,10 +675,11 @@ def throughput(sbs_rows):
             if name.startswith(f"BM_FastForward/{shape}") and b.get("run_type", "iteration") == "iteration":
                 thr = name.split("threads:")[-1].split("/")[0] if "threads:" in name else "?"
                 fwd.append((f"({k},{d},{m})", thr, b.get("items_per_second"), b.get("GFLOPs")))
-    flines = ["| shape (k,d,m) | threads | examples/s | effective GFLOP/s | of 1-core GEMM peak |", "|---|---:|---:|---:|---:|"]
+    cells = []
     for shape, thr, ips, gf in fwd:
         frac = f"{100 * gf / peak:.0f} %" if gf and peak else "–"
-        flines.append(f"| {shape} | {thr} | {fmt(ips, 2)} | {gf:.1f} | {frac} |" if gf else f"| {shape} | {thr} | {fmt(ips, 2)} | – | – |")
+        cells.append([shape, thr, fmt(ips, 2)] + ([f"{gf:.1f}", frac] if gf else ["–", "–"]))
+    flines = table(["shape (k,d,m)", "threads", "examples/s", "effective GFLOP/s", "of 1-core GEMM peak"], cells, "lrrrr")
     refps = bench.get("BM_ReferenceForward/(2,16,2)", {}).get("items_per_second")
     return "\n".join(lines), "\n".join(flines), peak, refps
 
@@ -712,14 +688,7 @@ def throughput(sbs_rows):
 
 
 def machine():
-    cpu = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model("unknown")
     mem = "?"
     try:
         for line in open("/proc/meminfo"):
