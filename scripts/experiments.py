@@ -63,11 +63,15 @@ def fmt_int(x, missing=DASH):
     return missing if x is None else f"{x:.2e}" if x >= 1e5 else f"{x:,}"
 
 
+def block_error(block):
+    """max(Θ, W) relative error of an error block ({theta_max_rel, w_max_rel, ...}), or None."""
+    return max(block["theta_max_rel"], block["w_max_rel"]) if block else None
+
+
 def error(report, key="errors"):
     """max(Θ, W) relative error of a report's error block (errors, errors_before_polish, ...),
     or None when the report or the block is absent."""
-    block = report.get(key) if report else None
-    return max(block["theta_max_rel"], block["w_max_rel"]) if block else None
+    return block_error(report.get(key) if report else None)
 
 
 def load(path):

@@ -20,14 +20,15 @@ Each run's command and output go to its .log in --runs, its report to .report.js
 --reuse keeps every finished run; --finished-only writes the page from the
 finished runs alone (the configurations not yet run are counted, not run), and
 --built-from names the commit the binaries were built at, for the page.
-Standard library only.
+Standard library only; the runs go through scripts/experiments.py.
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import Run, generate, run, table  # noqa: E402
 
 STAGES = ["forward", "1", "2", "3", "4", "5", "6", "polish"]
 BUDGETS = {
@@ -71,16 +72,11 @@ def name_of(c):
 
 def instance_path(runs, c, tool):
     path = os.path.join(runs, f"d{c['d']}_k{c['k']}_m{c['m']}_seed{c['seed']}.json")
-    if not os.path.exists(path):
-        cmd = [tool, "generate", "--d", str(c["d"]), "--k", str(c["k"]), "--m", str(c["m"]), "--scale", "6",
-               "--seed", str(c["seed"]), "-o", path]
-        subprocess.run(cmd, check=True, capture_output=True)
-    return path
+    return generate(tool, path, c["d"], c["k"], c["m"], 6, c["seed"])
 
 
 def run_one(c, args):
     name = name_of(c)
-    log = os.path.join(args.runs, name + ".log")
     report = os.path.join(args.runs, name + ".report.json")
     result = os.path.join(args.runs, name + ".result.json")
     if args.reuse and os.path.exists(result):
@@ -89,20 +85,11 @@ def run_one(c, args):
     tool = args.faulty if "fault" in c else args.tool
     cmd = [tool, "learn", instance_path(args.runs, c, args.tool), "--seed", "1", "--variant", c["variant"],
            "--threads", str(args.threads), "--report", report] + BUDGETS[c["budget"]]
-    env = dict(os.environ)
-    env.pop("MHALEARN_INJECT_FAULT", None)
-    if "fault" in c:
-        env["MHALEARN_INJECT_FAULT"] = c["fault"]
-    start = time.time()
-    with open(log, "w") as f:
-        f.write("$ " + ("MHALEARN_INJECT_FAULT=" + c["fault"] + " " if "fault" in c else "") + " ".join(cmd) + "\n")
-        f.flush()
-        status = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
-    seconds = time.time() - start
+    # The fault switch is set for a fault run (and shown before the command in its log), unset otherwise.
+    done = run(Run(name, cmd, args.runs, report=report, env={"MHALEARN_INJECT_FAULT": c.get("fault")}), quiet=True)
+    status, seconds, rep = done.status, done.seconds, done.report
     rows, warnings, disagreeing = 0, 0, []
-    if os.path.exists(report):
-        with open(report) as f:
-            rep = json.load(f)
+    if rep is not None:
         for r in rep.get("reference", []):
             rows += 1
             if r["verdict"] == "DISAGREE":
@@ -135,29 +122,30 @@ def page(clean, faults, command, configured, built_from):
               ", ".join(f"{k}: {v}" for k, v in sorted(by_exit.items())) +
               f"; reference rows compared in all: {sum(r['reference_rows'] for r in clean)}; runs with a warning "
               f"(a diagnostic): {sum(1 for r in clean if r['warnings'])}; wall time in all "
-              f"{sum(r['seconds'] for r in clean) / 60:.0f} min.", "",
-              "| shape | budget | variant | seeds | exit statuses | reference rows | warnings | seconds (each) |",
-              "|---|---|---|---|---|---|---|---|"]
+              f"{sum(r['seconds'] for r in clean) / 60:.0f} min.", ""]
     groups = {}
     for r in clean:
         groups.setdefault((r["d"], r["k"], r["m"], r["budget"], r["variant"]), []).append(r)
-    for (d, k, m, budget, variant), rs in sorted(groups.items()):
-        lines.append(f"| ({d},{k},{m}) | {budget} | {variant} | {', '.join(str(r['seed']) for r in rs)} | "
-                     f"{', '.join(str(r['exit']) for r in rs)} | {', '.join(str(r['reference_rows']) for r in rs)} | "
-                     f"{', '.join(str(r['warnings']) for r in rs)} | {', '.join(str(round(r['seconds'])) for r in rs)} |")
+    each = lambda rs, f: ", ".join(str(f(r)) for r in rs)
+    lines += table(["shape", "budget", "variant", "seeds", "exit statuses", "reference rows", "warnings",
+                    "seconds (each)"],
+                   [[f"({d},{k},{m})", budget, variant, each(rs, lambda r: r["seed"]), each(rs, lambda r: r["exit"]),
+                     each(rs, lambda r: r["reference_rows"]), each(rs, lambda r: r["warnings"]),
+                     each(rs, lambda r: round(r["seconds"]))]
+                    for (d, k, m, budget, variant), rs in sorted(groups.items())])
     caught = [r for r in faults if r["exit"] == 4]
     lines += ["", "## Runs with a stage's fault switch on", "",
               f"**{len(faults)} runs, exit 4 in {len(caught)}.** `mhalearn_faulty` with MHALEARN_INJECT_FAULT=<stage> "
               "swaps that stage's fast path for its deliberately wrong copy (src/verify/faults.hpp), the one the "
-              "learner's steps and its reference step then use.", "",
-              "| shape | " + " | ".join(STAGES) + " |", "|---|" + "---|" * len(STAGES)]
+              "learner's steps and its reference step then use.", ""]
+    cells = []
     for shape in FAULT_SHAPES:
-        cells = []
+        cells.append([shape])
         for stage in STAGES:
             r = next((r for r in faults if (r["d"], r["k"], r["m"]) == shape and r["fault"] == stage), None)
-            cells.append("–" if r is None else f"exit {r['exit']}" + (f" ({', '.join(r['disagreeing'])})"
-                                                                      if r["disagreeing"] else ""))
-        lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+            cells[-1].append("–" if r is None else f"exit {r['exit']}" + (f" ({', '.join(r['disagreeing'])})"
+                                                                          if r["disagreeing"] else ""))
+    lines += table(["shape"] + STAGES, cells)
     lines += ["", "(In parentheses: the stages of the rows that disagreed; 2 and 4 share the certification fast "
               "path, so either fault shows in both.)", ""]
     return "\n".join(lines)

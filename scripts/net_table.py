@@ -8,13 +8,11 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import fmt, table  # noqa: E402
+
 out = sys.argv[1]
 runs = sorted(p[:-len(".report.json")] for p in glob.glob(os.path.join(out, "*.report.json")))
-
-
-def fmt(x):
-    return f"{x:.1e}"
-
 
 print("Produced by `./scripts/bench-net.sh --mpi` (this file is overwritten by `scripts/net_table.py`; logs, reports,")
 print("instances and learned layers in `docs/bench/net/`). Each run is `mhalearn generate --d 16 --k 2 --m M --scale 3")
@@ -23,9 +21,7 @@ print("`mpirun -np 2 mhalearn learn … --threads 1`), default options otherwise
 print("work: wall seconds depend on the load (given before/after), CPU seconds (user + system) much less, and")
 print("OpenMP threads that spin while they wait inflate both (the m = 5 run had OMP_WAIT_POLICY=passive, which")
 print("bench-net.sh now sets; each log ends with its command).\n")
-print("| run | wall s | CPU s | load before / after | stage 1 s | stages 2/4 s | stage 3 s | stage 6 s | polish s |"
-      " net Θ err | paper Θ err | paper W err | paper test err | polished Θ err | polished test err |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+cells = []
 for r in runs:
     name = os.path.basename(r)
     rep = json.load(open(r + ".report.json"))
@@ -37,25 +33,28 @@ for r in runs:
         secs[key] = secs.get(key, 0) + s["seconds"]
     e0, e1, e2 = rep["errors_coarse_net"], rep["errors_before_polish"], rep["errors"]
     polished = any(s["stage"] == "polish" for s in rep["stages"])
-    print(f"| {name} | {wall:.0f} | {user + system:.0f} | {load} | {secs.get('1', 0):.1f} | {secs.get('2/4', 0):.1f} | "
-          f"{secs.get('3', 0):.1f} | {secs.get('6', 0):.1f} | {secs.get('polish', 0):.1f} | {fmt(e0['theta_max_rel'])} | "
-          f"{fmt(e1['theta_max_rel'])} | {fmt(e1['w_max_rel'])} | {fmt(e1['test_rel'])} | "
-          + (f"{fmt(e2['theta_max_rel'])} | {fmt(e2['test_rel'])} |" if polished else "— | — |"))
+    cells.append([name, f"{wall:.0f}", f"{user + system:.0f}", load] +
+                 [f"{secs.get(key, 0):.1f}" for key in ("1", "2/4", "3", "6", "polish")] +
+                 [fmt(e0["theta_max_rel"]), fmt(e1["theta_max_rel"]), fmt(e1["w_max_rel"]), fmt(e1["test_rel"])] +
+                 ([fmt(e2["theta_max_rel"]), fmt(e2["test_rel"])] if polished else ["—", "—"]))
+print("\n".join(table(["run", "wall s", "CPU s", "load before / after", "stage 1 s", "stages 2/4 s", "stage 3 s",
+                       "stage 6 s", "polish s", "net Θ err", "paper Θ err", "paper W err", "paper test err",
+                       "polished Θ err", "polished test err"], cells)))
 print()
 print("Stage 6, round by round (the exhaustive level's grid and tuples, the head-by-head refinement's sweeps and")
 print("tuples, the round's validation error):\n")
-print("| run | round | G per axis | points of cells | tuples (exhaustive) | sweeps | tuples (refinement) | s | validation err |"
-      " Θ err |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+cells = []
 for r in runs:
     name = os.path.basename(r)
     for s in json.load(open(r + ".report.json"))["stages"]:
         if s["stage"] != "6" or s.get("oracle"):
             continue
-        print(f"| {name} | {s['round']} | {s['grid_per_axis']} | {s.get('grid_points', '')} of {s.get('grid_cells', '')} | "
-              f"{s['tuples_exhaustive']} | {s['refine_iterations']}{' (cap)' if s['refine_capped'] else ''} | "
-              f"{s['tuples_refine']} | {s['seconds']:.1f} | {fmt(s['validation_error'])} | "
-              f"{fmt(s['theta_max_rel']) if 'theta_max_rel' in s else ''} |")
+        cells.append([name, s["round"], s["grid_per_axis"], f"{s.get('grid_points', '')} of {s.get('grid_cells', '')}",
+                      s["tuples_exhaustive"], f"{s['refine_iterations']}{' (cap)' if s['refine_capped'] else ''}",
+                      s["tuples_refine"], f"{s['seconds']:.1f}", fmt(s["validation_error"]),
+                      fmt(s["theta_max_rel"]) if "theta_max_rel" in s else ""])
+print("\n".join(table(["run", "round", "G per axis", "points of cells", "tuples (exhaustive)", "sweeps",
+                       "tuples (refinement)", "s", "validation err", "Θ err"], cells)))
 print()
 notes = os.path.join(out, "NOTES.md")
 if os.path.exists(notes):

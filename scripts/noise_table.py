@@ -11,6 +11,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import block_error, fmt, table, write_page  # noqa: E402
+
 run_dir, cpu, commit = sys.argv[1:4]
 EPS = ["0", "1e-12", "1e-10", "1e-8", "1e-6", "1e-4", "1e-2"]
 SQRT_N = [2048, 8192, 32768, 131072, 524288]
@@ -22,7 +25,9 @@ def load(name):
 
 
 def err(e):
-    return max(e["theta_max_rel"], e["w_max_rel"]) if e else float("nan")
+    """max(Θ, W) error of an error block; NaN when absent (the TSVs write nan)."""
+    x = block_error(e)
+    return float("nan") if x is None else x
 
 
 def stage(report, name):
@@ -34,10 +39,6 @@ def violation(report):
     vals = [s["theta_max_violation"] for s in report["stages"] if s["stage"] in ("2", "4")
             and s.get("widths", "").startswith("certification lemma") and "theta_max_violation" in s]
     return max(vals) if vals else float("nan")
-
-
-def fmt(x, digits=1):
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}e}"
 
 
 # ---- Gaussian noise rows
@@ -147,20 +148,22 @@ p("samples the noise calls for (an oracle: `--final-fit-samples`, default 131072
 p("")
 p("![errors against label noise](figures/noise_errors.svg)")
 p("")
-p("| labels | paper | polished (512) | final | final test error | final-fit samples | noise estimate | held-out residual | floor (report's `limit`) | true Θ_i outside a slab (lemma-width rounds) | wall s |")
-p("|---|---|---|---|---|---|---|---|---|---|---|")
+cells = []
 for w in rows:
     floor = "rounding" if w["limit"].startswith("rounding") else ("label noise" if "label noise" in w["limit"] else w["limit"][:40])
-    p(f"| ε = {w['eps']} | {fmt(w['paper'])} | {fmt(w['polished'])}{'' if w['polish_kept'] else ' (not kept)'} | "
-      f"{fmt(w['final'])} | {fmt(w['test'])} | {w['fit_samples'] if w['fit_samples'] else '–'}"
-      f"{'' if w['fit_kept'] or not w['fit_samples'] else ' (not kept)'} | {fmt(w['noise'])} | {fmt(w['heldout'])} | "
-      f"{floor} | {fmt(w['violation'])} | {w['seconds']:.0f} |")
+    cells.append([f"ε = {w['eps']}", fmt(w["paper"]), f"{fmt(w['polished'])}{'' if w['polish_kept'] else ' (not kept)'}",
+                  fmt(w["final"]), fmt(w["test"]),
+                  f"{w['fit_samples'] if w['fit_samples'] else '–'}{'' if w['fit_kept'] or not w['fit_samples'] else ' (not kept)'}",
+                  fmt(w["noise"]), fmt(w["heldout"]), floor, fmt(w["violation"]), f"{w['seconds']:.0f}"])
 floor32 = f32_noise.get("limit", "")
-p(f"| float32 | {fmt(f32['paper'][0])} | {fmt(f32['polished'][0])} | {fmt(f32['final'][0])} | {fmt(f32['final'][1])} | "
-  f"{f32_fit[0]['train_samples'] if f32_fit else '–'} | {fmt(f32_noise.get('noise', float('nan')))} | "
-  f"{fmt(f32_noise.get('heldout_residual', float('nan')))} | "
-  f"{'float32 rounding' if 'float32' in floor32 else floor32[:40]} | {fmt(violation(f32_report))} | "
-  f"{f32_report['seconds']:.0f} |")
+cells.append(["float32", fmt(f32["paper"][0]), fmt(f32["polished"][0]), fmt(f32["final"][0]), fmt(f32["final"][1]),
+              f32_fit[0]["train_samples"] if f32_fit else "–", fmt(f32_noise.get("noise", float("nan"))),
+              fmt(f32_noise.get("heldout_residual", float("nan"))),
+              "float32 rounding" if "float32" in floor32 else floor32[:40], fmt(violation(f32_report)),
+              f"{f32_report['seconds']:.0f}"])
+out += table(["labels", "paper", "polished (512)", "final", "final test error", "final-fit samples", "noise estimate",
+              "held-out residual", "floor (report's `limit`)", "true Θ_i outside a slab (lemma-width rounds)", "wall s"],
+             cells)
 p("")
 p("\"true Θ_i outside a slab\": the largest violation, by a true Θ_i, of a slab of the bodies sculpted with the")
 p("certification lemma's widths (stage 4, and stage 2 under the stage-1 oracle; the report's")
@@ -178,11 +181,9 @@ p("The paper's stages and polishing are the same run for every N; only the final
 p("")
 p("![final-fit error against N](figures/noise_sqrt_n.svg)")
 p("")
-p("| N | max Θ, W error | √N × error | final fit: iterations | seconds | noise estimate |")
-p("|---|---|---|---|---|---|")
-for s in sq:
-    p(f"| {s['n']} | {fmt(s['final'], 2)}{'' if s['kept'] else ' (not kept)'} | {s['final'] * math.sqrt(s['n']):.3f} | "
-      f"{s['iterations']} | {s['seconds']:.1f} | {fmt(s['noise'], 3)} |")
+out += table(["N", "max Θ, W error", "√N × error", "final fit: iterations", "seconds", "noise estimate"],
+             [[s["n"], f"{fmt(s['final'], 2)}{'' if s['kept'] else ' (not kept)'}", f"{s['final'] * math.sqrt(s['n']):.3f}",
+               s["iterations"], f"{s['seconds']:.1f}", fmt(s["noise"], 3)] for s in sq])
 p("")
 p(f"Least-squares slope of log error against log N: **{slope:.3f}** (1/√N is −0.5).")
 p("")
@@ -190,5 +191,5 @@ notes = os.path.join(run_dir, "NOTES.md")  # the discussion, kept with the runs 
 if os.path.exists(notes):
     out.append(open(notes).read().rstrip("\n"))
     p("")
-open("docs/noise.md", "w").write("\n".join(out))
+write_page("docs/noise.md", "\n".join(out))
 print("slope", slope)
