@@ -29,12 +29,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 RUNS = os.path.join(ROOT, "docs/results/runs")
 sys.path.insert(0, os.path.join(ROOT, "tests/golden"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden import first_json_difference, normalise_json  # noqa: E402
+from experiments import Run, execute  # noqa: E402
 
 DEFAULT = ["sbs_paper_d16_k2_m2_scale3_seed1", "sbs_paper_d16_k2_m2_scale6_seed1",
            "sbs_adam_samples_d16_k2_m2_scale6_seed1", "phase_paper_scale12_coh0.5"]
@@ -85,23 +86,20 @@ def report_difference(committed, fresh):
 
 
 def remake(name, tool):
-    """Re-runs one run in place, as scripts/results.py's learn() does; the log
-    keeps the documented command even when --tool runs another binary."""
+    """Re-runs one run in place, as scripts/results.py's learn() does (scripts/experiments.py);
+    the log keeps the documented command even when --tool runs another binary."""
     argv = command_of(name)
     if argv is None:
         sys.exit(f"remake: {name} has a wall-clock budget or no report; scripts/results.sh re-makes it")
-    log = os.path.join(RUNS, name + ".log")
     report = os.path.join(ROOT, argv[argv.index("--report") + 1])
-    with open(log, "w") as f:
-        f.write("$ " + " ".join(argv) + "\n")
-        f.flush()
-        t0 = time.time()
-        status = subprocess.run([tool or argv[0]] + argv[1:], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT).returncode
-        wall = time.time() - t0
-    r = json.load(open(report))
-    r["_exit"], r["_wall"] = status, wall
-    json.dump(r, open(report, "w"), indent=1)
-    print(f"  {name}: re-made, exit {status}, {wall:.1f} s", flush=True)
+    done = execute(Run(name, [tool or argv[0]] + argv[1:], RUNS, report=report, cwd=ROOT, shown=" ".join(argv)))
+    if done.report is None:
+        sys.exit(f"remake: {name}: exit {done.status}, no report (its log: {os.path.relpath(done.spec.log, ROOT)})")
+    r = done.report
+    r["_exit"], r["_wall"] = done.status, done.seconds
+    with open(report, "w") as f:
+        json.dump(r, f, indent=1)
+    print(f"  {name}: re-made, exit {done.status}, {done.seconds:.1f} s", flush=True)
 
 
 def main(args):
