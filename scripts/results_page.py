@@ -262,8 +262,8 @@ how accurate the learner is, on how many samples, in how long, and on what
 machine. `scripts/results.sh` runs every configuration below;
 `scripts/results.sh --quick` runs a few per section (its measured time is in
 `scripts/results.py`'s docstring) and writes the same page from them;
-`scripts/results.sh --reuse` writes the page again from the committed runs
-without making any.{' **This page comes from a `--quick` run.**' if c['quick'] else ''} Raw reports, logs and instances:
+`scripts/results.sh --reuse` writes the page again from the committed runs,
+making only those it cannot reuse (`scripts/results.py --help` says which).{' **This page comes from a `--quick` run.**' if c['quick'] else ''} Raw reports, logs and instances:
 `docs/results/runs/`; the tables' data: `docs/results/*.tsv`; figures:
 `docs/figures/results_*.svg` (gnuplot).
 
