@@ -14,6 +14,9 @@ import subprocess
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import cpu_model, table  # noqa: E402
+
 TARGET_SPEEDUP = 3.0
 
 
@@ -46,14 +49,7 @@ def machine(context):
         if line.startswith("Model name:"):
             model = line.split(":", 1)[1].strip()
     if not model:
-        try:
-            with open("/proc/cpuinfo") as f:
-                for line in f:
-                    if line.startswith("model name"):
-                        model = line.split(":", 1)[1].strip()
-                        break
-        except OSError:
-            model = "unknown CPU"
+        model = cpu_model("unknown CPU")
     cores = run_output(["nproc"]) or "?"
     text = f"{model}, {cores} cores"
     if context.get("mhz_per_cpu"):
@@ -147,21 +143,21 @@ def torch_section(torch_rows, header):
         "checked against `mhalearn.forward` to 1e−12 before it is timed; the fastest (formulation, chunk) "
         "per shape is the baseline. The last four columns give each formulation's best chunk.",
         "",
-        "| shape (k,d,m) | mhalearn fast ex/s | PyTorch best ex/s | best formulation | mhalearn ÷ PyTorch | "
-        f"≥ {TARGET_SPEEDUP:g}×? | PyTorch matmul | PyTorch einsum | PyTorch per_head | PyTorch bmm_fused |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
+    cells = []
     for shape in sorted(torch_rows, key=lambda s: useful_flops(*s)):
         r = torch_rows[shape]
         med = {}
         for variant, rate in r["torch_medians"].items():
             name = variant.split("/")[0]
             med[name] = max(med.get(name, 0.0), rate)
-        lines.append(
-            f"| ({','.join(map(str, shape))}) | {fmt_rate(r['mhalearn_examples_per_second'])} | "
-            f"{fmt_rate(r['torch_best_examples_per_second'])} | {r['torch_best_formulation']} | {r['ratio']:.2f}× | "
-            f"{'yes' if r['ratio'] >= TARGET_SPEEDUP else '**no**'} | "
-            + " | ".join(fmt_rate(med.get(n)) for n in ("matmul", "einsum", "per_head", "bmm_fused")) + " |")
+        cells.append([f"({','.join(map(str, shape))})", fmt_rate(r["mhalearn_examples_per_second"]),
+                      fmt_rate(r["torch_best_examples_per_second"]), r["torch_best_formulation"], f"{r['ratio']:.2f}×",
+                      "yes" if r["ratio"] >= TARGET_SPEEDUP else "**no**"] +
+                     [fmt_rate(med.get(n)) for n in ("matmul", "einsum", "per_head", "bmm_fused")])
+    lines += table(["shape (k,d,m)", "mhalearn fast ex/s", "PyTorch best ex/s", "best formulation", "mhalearn ÷ PyTorch",
+                    f"≥ {TARGET_SPEEDUP:g}×?", "PyTorch matmul", "PyTorch einsum", "PyTorch per_head",
+                    "PyTorch bmm_fused"], cells, "lrrlrrrrrr")
     lines += [""]
     return lines
 
@@ -278,10 +274,8 @@ def main():
         f"side by side in the same run: next section), per example, on 1 thread. "
         + (f"{verdict} Ratio per shape: {'; '.join(verdicts)}." if verdicts else "PyTorch was not measured."),
         "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += table(header, rows, "l" + "r" * (len(header) - 1))
     lines += [
         "",
         "Useful FLOPs per example are those of the dense formulation, m·(4kd² + 4k²d): "
