@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The pages under docs/ that scripts generate from committed runs regenerate to the same text.
+
+Copies the tracked docs/ and scripts/ into a temporary folder, puts a stub in
+place of `mhalearn` there (it answers --help and --version through the real
+tool and refuses everything else, so that no run is ever made), regenerates
+each page in its from-existing-runs mode and compares it with the committed one:
+
+  docs/diagnosis.md, docs/diagnosis/summary.json
+                     scripts/diagnose.py --grid --existing
+  docs/targets.md    scripts/targets.py (the page's command) --reuse
+  docs/bench/net.md  scripts/net_table.py docs/bench/net
+  docs/noise.md, docs/data/noise_*.tsv
+                     scripts/noise_table.py (the test arrays .gitignore keeps out
+                     of git are remade first: `sample --n 20000 --seed 1000` and
+                     three `forward` passes, about a second)
+  docs/results.md, docs/results/*.tsv
+                     scripts/results.py --reuse (the lines that name the machine,
+                     commit and time of writing aside)
+  docs/verify/false_alarms.md
+                     scripts/false_alarms.py --finished-only (the "Finished:" line's
+                     binaries phrase aside: it was written by hand)
+  docs/benchmarks.md scripts/forward_table.py (its machine and commit lines aside)
+
+docs/learner.md is not checked: it is written by hand now, and
+scripts/bench-learner.sh, which used to write it, is obsolete (scripts/README.md).
+
+  tests/scripts/regenerate_pages.py --tool build/release/mhalearn [--keep DIR]
+Exit 0 when every page matches, 1 otherwise (the differences are printed).
+"""
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+STUB = """#!/bin/sh
+for a in "$@"; do case "$a" in --help|--version) exec "{tool}" "$@";; esac; done
+echo "$0 $*" >> "{calls}"
+exit 99
+"""
+TARGETS_COMMAND = ["--adam-cap", "20000000", "--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
+                   "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--reuse"]
+BUILT_FROM = "`mhalearn` built at 5a91196 (its code unchanged at c6b70f8), `mhalearn_faulty` at c6b70f8"
+BENCH_COMMAND = ("build/release/mhalearn_bench --benchmark_format=console --benchmark_out=docs/bench/forward.json "
+                 "--benchmark_out_format=json --benchmark_display_aggregates_only=true "
+                 "--benchmark_filter=^BM_(FastForward|ReferenceForward|GemmPeak) --benchmark_min_time=0.5 "
+                 "--benchmark_repetitions=3")
+
+
+def tracked(folder):
+    out = subprocess.run(["git", "ls-files", "-z", folder], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [p for p in out.stdout.split("\0") if p]
+
+
+def copy_tree(sandbox):
+    for path in tracked("docs") + tracked("scripts"):
+        src, dst = os.path.join(ROOT, path), os.path.join(sandbox, path)
+        if os.path.isfile(src):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(src, dst)
+
+
+def stub_tools(sandbox, tool, calls):
+    folder = os.path.join(sandbox, "build", "release")
+    os.makedirs(folder)
+    for name in ("mhalearn", "mhalearn_faulty", "mhalearn_bench"):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(STUB.format(tool=os.path.abspath(tool), calls=calls))
+        os.chmod(path, 0o755)
+
+
+def noise_arrays(sandbox, tool):
+    runs = os.path.join(sandbox, "docs", "bench", "noise")
+    quiet = dict(cwd=runs, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tool, "sample", "instance.json", "--n", "20000", "--seed", "1000", "--x", "test_X.npy",
+                    "--y", "test_Y.npy"], **quiet)
+    for name in ("paper", "polished", "final"):
+        subprocess.run([tool, "forward", f"float32_{name}.learned.json", "--x", "test_X.npy",
+                        "-o", f"float32_{name}.test_Y.npy"], **quiet)
+
+
+def has_numpy():
+    return subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True).returncode == 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tool", required=True, help="the real mhalearn (only for --help, sample and forward)")
+    ap.add_argument("--keep", help="regenerate in this folder (made, or emptied) and leave it")
+    args = ap.parse_args()
+    tool = os.path.abspath(args.tool)
+    sandbox = args.keep or tempfile.mkdtemp(prefix="mhalearn-pages-")
+    if args.keep:
+        shutil.rmtree(sandbox, ignore_errors=True)
+        os.makedirs(sandbox)
+    calls = os.path.join(sandbox, "stub_calls.log")
+    problems = []
+    try:
+        copy_tree(sandbox)
+        stub_tools(sandbox, tool, calls)
+        # results.py writes its tables' data again: what it does not write is not compared.
+        data = os.path.join(sandbox, "docs", "results")
+        for name in os.listdir(data):
+            if name.endswith(".tsv"):
+                os.remove(os.path.join(data, name))
+        py = [sys.executable]
+        t = "build/release/mhalearn"
+
+        def regenerate(what, argv, stdout=None):
+            out = subprocess.run(py + argv, cwd=sandbox, capture_output=True, text=True)
+            if out.returncode != 0:
+                problems.append(f"{what}: exit {out.returncode}: {out.stderr.strip()[-2000:]}")
+            elif stdout:
+                with open(os.path.join(sandbox, stdout), "w") as f:
+                    f.write(out.stdout)
+
+        regenerate("diagnose.py", ["scripts/diagnose.py", "--tool", t, "--grid", "--existing"])
+        regenerate("targets.py", ["scripts/targets.py", "--tool", t] + TARGETS_COMMAND)
+        regenerate("net_table.py", ["scripts/net_table.py", "docs/bench/net"], stdout="docs/bench/net.md")
+        numpy = has_numpy()
+        if numpy:
+            noise_arrays(sandbox, tool)
+            regenerate("noise_table.py", ["scripts/noise_table.py", "docs/bench/noise", "AMD EPYC", "4a269a8"])
+        regenerate("results.py", ["scripts/results.py", "--reuse", "--command", "scripts/results.sh --reuse"])
+        regenerate("false_alarms.py", ["scripts/false_alarms.py", "--tool", t, "--faulty", "build/release/mhalearn_faulty",
+                                       "--threads", "2", "--finished-only", "--built-from", BUILT_FROM])
+        regenerate("forward_table.py", ["scripts/forward_table.py", "docs/bench/forward.json", "--torch",
+                                        "docs/bench/forward_vs_torch.json", "--command", "scripts/bench-forward.sh",
+                                        "--bench-command", BENCH_COMMAND, "--out", "docs/benchmarks.md"])
+        if os.path.exists(calls):
+            problems.append("a regeneration tried to make a run:\n  " + open(calls).read().replace("\n", "\n  "))
+
+        stamp = re.compile(r"; started |page written on |^- Machine: |^- Git commit: ")
+        checks = [("docs/diagnosis.md", None), ("docs/diagnosis/summary.json", None), ("docs/targets.md", None),
+                  ("docs/bench/net.md", None),
+                  ("docs/results.md", lambda line: not stamp.search(line)),
+                  ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
+                  ("docs/benchmarks.md", lambda line: not stamp.search(line))]
+        committed_tsv = sorted(n for n in os.listdir(os.path.join(ROOT, "docs/results")) if n.endswith(".tsv"))
+        checks += [(f"docs/results/{name}", None) for name in committed_tsv if os.path.exists(os.path.join(data, name))]
+        for name in sorted(set(os.listdir(data)) - set(committed_tsv)):
+            if name.endswith(".tsv"):
+                problems.append(f"docs/results/{name}: written by results.py, not committed")
+        left = [n for n in committed_tsv if not os.path.exists(os.path.join(data, n))]
+        if numpy:
+            checks += [("docs/noise.md", None)] + [(f"docs/data/noise_{n}.tsv", None)
+                                                   for n in ("errors", "float32", "sqrt_n")]
+        for path, keep in checks:
+            with open(os.path.join(ROOT, path)) as f:
+                committed = f.read().splitlines(keepends=True)
+            with open(os.path.join(sandbox, path)) as f:
+                made = f.read().splitlines(keepends=True)
+            if keep:
+                committed, made = [x for x in committed if keep(x)], [x for x in made if keep(x)]
+            if committed == made:
+                print(f"same   {path}")
+            else:
+                diff = "".join(difflib.unified_diff(committed, made, path + " (committed)", path + " (regenerated)", n=1))
+                problems.append(f"{path} differs:\n{diff[:4000]}")
+                print(f"DIFF   {path}")
+        if left:
+            print(f"not written by results.py (left by an earlier version): {', '.join(left)}")
+        if not numpy:
+            print(f"skipped docs/noise.md and docs/data/noise_*.tsv: no numpy for {sys.executable}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(sandbox, ignore_errors=True)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
