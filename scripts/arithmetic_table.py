@@ -11,11 +11,14 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import cpu_model, table  # noqa: E402
 
 BUILDS = {"reproducible": "build/release", "native": "build/native"}
 FILTER = "FastForward/.*threads:1"
@@ -57,18 +60,20 @@ def main():
                 s, learned[name] = learn_seconds(build, a.instance, folder)
                 secs[name].append(s)
         same = heads_bytes(learned["reproducible"]) == heads_bytes(learned["native"])
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = cpu_model("?")
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
     lines = [f"Produced by `{a.command}` on {cpu} ({os.cpu_count()} cores), "
-             f"{datetime.date.today()}, commit {commit}; {a.rounds} interleaved rounds, medians.", "",
-             "| what | reproducible (x86-64-v3, no contraction, fixed Eigen blocking) | native (-march=native) | speed, native ÷ reproducible |",
-             "|---|---:|---:|---:|"]
+             f"{datetime.date.today()}, commit {commit}; {a.rounds} interleaved rounds, medians.", ""]
+    cells = []
     for bench in sorted(fwd["reproducible"][0]):
         r = statistics.median(x[bench] for x in fwd["reproducible"])
         n = statistics.median(x[bench] for x in fwd["native"])
-        lines.append(f"| forward {bench}, examples/s | {r:.3g} | {n:.3g} | {n / r:.2f}× |")
+        cells.append([f"forward {bench}, examples/s", f"{r:.3g}", f"{n:.3g}", f"{n / r:.2f}×"])
     r, n = statistics.median(secs["reproducible"]), statistics.median(secs["native"])
-    lines.append(f"| `mhalearn learn` default instance (16,2,2) scale 6, 2 threads, wall s | {r:.1f} | {n:.1f} | {r / n:.2f}× |")
+    cells.append(["`mhalearn learn` default instance (16,2,2) scale 6, 2 threads, wall s", f"{r:.1f}", f"{n:.1f}",
+                  f"{r / n:.2f}×"])
+    lines += table(["what", "reproducible (x86-64-v3, no contraction, fixed Eigen blocking)", "native (-march=native)",
+                    "speed, native ÷ reproducible"], cells, "lrrr")
     lines += ["", f"The two builds' learned layers have {'the same' if same else 'different'} bytes."]
     open(a.out, "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
