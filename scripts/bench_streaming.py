@@ -14,14 +14,15 @@ deleted at the end. Writes the figures as JSON (--out) and prints a Markdown tab
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
+sys.path.insert(0, HERE)
 import rss_bound  # noqa: E402
+from experiments import cpu_model, table  # noqa: E402
 
 D, K, M, THREADS = 16, 2, 2, 2
 
@@ -58,7 +59,7 @@ def main():
                                    "--threads", str(THREADS)], p("r0.log"))
     r0 = r0_run + os.path.getsize(a.tool)
     results = {"d": D, "k": K, "m": M, "n": n, "threads": THREADS, "r0_bytes": r0, "r0_run_bytes": r0_run,
-               "executable_bytes": os.path.getsize(a.tool), "cpu": cpu(), "commit": commit(), "runs": []}
+               "executable_bytes": os.path.getsize(a.tool), "cpu": cpu_model("unknown"), "commit": commit(), "runs": []}
     x, y = p("x.npy"), p("y.npy")
     stage1_samples = n * 9 // 10
     runs = [
@@ -100,25 +101,23 @@ def main():
     with open(a.out, "w") as f:
         json.dump(results, f, indent=1)
         f.write("\n")
-    print("\n| command | exit | samples | wall s | CPU s (user + sys) | samples/s | MB/s | peak RSS | bound R0 + H |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in results["runs"]:
-        print("| `%s` | %d | %d | %.0f | %.0f + %.0f | %.3g | %.0f | %.1f MB | %.1f MB |" % (
-            r["command"], r["exit"], r["samples"], r["wall_seconds"], r["user_seconds"], r["system_seconds"],
-            r["samples_per_second"], r["bytes_per_second"] / 1e6, r["peak_rss_bytes"] / 1e6, r["bound_bytes"] / 1e6))
+    print("\n" + "\n".join(markdown(results)))
+
+
+def markdown(results):
+    """The runs' figures as a Markdown table."""
+    return table(["command", "exit", "samples", "wall s", "CPU s (user + sys)", "samples/s", "MB/s", "peak RSS",
+                  "bound R0 + H"],
+                 [[f"`{r['command']}`", "%d" % r["exit"], "%d" % r["samples"], "%.0f" % r["wall_seconds"],
+                   "%.0f + %.0f" % (r["user_seconds"], r["system_seconds"]), "%.3g" % r["samples_per_second"],
+                   "%.0f" % (r["bytes_per_second"] / 1e6), "%.1f MB" % (r["peak_rss_bytes"] / 1e6),
+                   "%.1f MB" % (r["bound_bytes"] / 1e6)] for r in results["runs"]])
 
 
 def learn_heap(n, rep, stage1_samples):
     constraints = [s["constraints"] for s in rep["stages"] if s["stage"] in ("2", "4") and "constraints" in s]
     events = [s["events"] for s in rep["stages"] if s["stage"] == "3" and "events" in s]
     return rss_bound.learn_heap(n, K, D, M, False, THREADS, constraints, events, stage1_samples=stage1_samples)[0]
-
-
-def cpu():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def commit():
