@@ -7,8 +7,14 @@
 // to stderr (when it is a terminal) exactly as in the CLI.
 #include "cli/fault_switch.hpp"
 #include "cli/file_kinds.hpp"
+#include "cli/learn_checkpoints.hpp"
+#include "cli/learn_settings.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/option_ranges.hpp"
+#include "data/noisy_source.hpp"
+#include "learn/checkpoint.hpp"
 #include "mhalearn.hpp"
+#include "util/format.hpp"
 #include "numeric/precision.hpp"
 
 #include <pybind11/numpy.h>
@@ -17,6 +23,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -263,101 +271,166 @@ py::array_t<double> forward(const Instance& inst, const py::array& x, const std:
 
 // --- the learner ---------------------------------------------------------------
 
-// One keyword option of learn(), named as the CLI's flag (dashes as underscores).
-void set_learn_option(LearnOptions& o, const std::string& name, py::handle value) {
-  if (name == "threads") o.threads = value.cast<int>();
-  else if (name == "max_seconds") o.max_seconds = value.cast<double>();
-  else if (name == "stage1_samples") o.stage1_samples = value.cast<int64_t>();
-  else if (name == "rounds") o.max_rounds = value.cast<int>();
-  else if (name == "sculpt_samples") o.sculpt.sculpt.max_samples = value.cast<int64_t>();
-  else if (name == "crude_sculpt_samples") o.crude_sculpt_samples = value.cast<int64_t>();
-  else if (name == "constraints") o.sculpt.sculpt.target_constraints = value.cast<int64_t>();
-  else if (name == "margin_samples") o.margin.max_samples = value.cast<int64_t>();
-  else if (name == "accept_fraction") o.margin.accept_fraction = value.cast<double>();
-  else if (name == "radius") o.sculpt.sculpt.radius = value.cast<double>();
-  else if (name == "net_tuples") o.net.max_tuples = value.cast<int64_t>();
-  else if (name == "validation_samples") o.validation_samples = value.cast<int64_t>();
-  else if (name == "test_samples") o.test_samples = value.cast<int64_t>();
-  else if (name == "reference_max_unknowns") o.reference_max_unknowns = value.cast<int>();
-  else if (name == "polish") o.polish = value.cast<bool>();
-  else if (name == "reference") o.reference = value.cast<bool>();
-  else if (name == "final_sculpt_samples") o.final_sculpt_samples = value.cast<int64_t>();
-  else if (name == "variant") {
-    const std::string v = value.cast<std::string>();
-    if (v == "paper") o.variant = LearnVariant::paper;
-    else if (v == "extended") o.variant = LearnVariant::extended;
-    else bad_input("learn: variant must be 'paper' or 'extended', got '" + v + "'");
-  }
-  else if (name == "oracle") {
-    if (auto e = parse_oracle_stages(value.cast<std::string>(), o.oracle); !e.empty()) bad_input("learn: oracle: " + e);
-  }
-  else bad_input("learn: unknown option '" + name + "'");
+// The keyword arguments of learn(), set through the CLI's option table
+// (cli/learn_settings.hpp): a keyword is the flag without dashes, '-' as '_'
+// (--no-polish and --no-reference are polish=False and reference=False).
+struct KeywordSettings {
+  cli::LearnSettings s;
+  std::set<std::string> given;  // as flags
+};
+
+void set_learn_keyword(KeywordSettings& k, const std::string& name, py::handle value) {
+  const cli::LearnOptionSpec* spec = cli::find_learn_option_by_keyword(name);
+  if (!spec) bad_input("learn: unknown option '" + name + "' (the options: help(mhalearn.learn))");
+  std::visit(
+      [&](auto* field) {
+        using T = std::remove_pointer_t<decltype(field)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (!py::isinstance<py::bool_>(value)) throw py::cast_error();
+          *field = spec->negated ? !value.cast<bool>() : value.cast<bool>();
+        } else if constexpr (std::is_integral_v<T>) {
+          if (py::isinstance<py::bool_>(value) || py::isinstance<py::float_>(value)) throw py::cast_error();
+          *field = value.cast<T>();
+        } else {
+          *field = value.cast<T>();
+        }
+      },
+      spec->field(k.s));
+  k.given.insert(spec->flag);
 }
 
-// The keyword options of learn(), checked against the CLI's ranges.
-LearnOptions learn_options(const py::dict& kw) {
-  LearnOptions o;
-  o.threads = default_threads();
+// The keyword options of learn(), checked as the CLI checks its flags.
+KeywordSettings learn_settings(const py::dict& kw, bool has_truth) {
+  KeywordSettings k;
+  k.s.paper.threads = default_threads();
   for (const auto& [key, value] : kw) {
     const std::string name = py::str(key);
     try {
-      set_learn_option(o, name, value);
+      set_learn_keyword(k, name, value);
     } catch (const py::cast_error&) {
       bad_input("learn: option '" + name + "' has the wrong type (" + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
     }
   }
-  // The CLI's ranges, from its one table (cli/option_ranges.hpp): a keyword is its flag without dashes.
-  for (const auto& [key, value] : kw) {
-    std::string flag = "--" + std::string(py::str(key));
-    for (char& c : flag) c = c == '_' ? '-' : c;
+  for (const std::string& flag : k.given) {  // the CLI's ranges (cli/option_ranges.hpp)
     const cli::OptionRange* r = cli::find_option_range(flag);
-    if (!r || py::isinstance<py::bool_>(value)) continue;
-    if (auto e = cli::range_problem(*r, value.cast<double>()); !e.empty())
-      bad_input("learn: " + std::string(py::str(key)) + " " + e);
+    const cli::LearnOptionSpec* spec = cli::find_learn_option_by_flag(flag);
+    if (!r) continue;
+    const double value = kw[py::str(cli::learn_keyword(*spec))].cast<double>();
+    if (auto e = cli::range_problem(*r, value); !e.empty()) bad_input("learn: " + cli::learn_keyword(*spec) + " " + e);
   }
-  return o;
+  if (auto e = cli::learn_settings_problem(k.s, k.given, has_truth, cli::Spelling::python); !e.empty())
+    bad_input("learn: " + e);
+  return k;
 }
 
-// (learned instance or None, report dict). A failed run is not an exception
-// here: the package's learn() raises with the report attached.
-py::tuple run_learner(const SampleSource& source, LearnOptions o, const Instance* truth, const json& options) {
-  if (auto e = check_learn_input(source.k(), source.d(), o.m); !e.empty()) bad_input(e);
+// What identifies the samples in a checkpoint: the instance's JSON (the seed
+// and label noise are options), or the arrays' bytes.
+json python_input_identity(const Instance* inst, const py::array* x, const py::array* y) {
+  if (inst) return {{"instance_crc64", format("%016llx", (unsigned long long)crc64(instance_to_json(*inst).dump()))}};
+  auto bytes = [](const py::array& a) {
+    return std::string(py::bytes(py::module_::import("numpy").attr("ascontiguousarray")(a).attr("tobytes")()));
+  };
+  return {{"x_crc64", format("%016llx", (unsigned long long)crc64(bytes(*x)))},
+          {"y_crc64", format("%016llx", (unsigned long long)crc64(bytes(*y)))},
+          {"samples", x->shape(0)}};
+}
+
+// (report, layer or None) of the six stages and polishing, with checkpoints as the CLI's.
+std::pair<json, std::optional<Layer>> run_paper(const SampleSource& source, LearnOptions o, const Instance* truth,
+                                                const KeywordSettings& k, const json& provenance, const json& identity,
+                                                const json& options) {
   if (auto e = cli::learn_fast_paths(o); !e.empty()) bad_input(e);  // the test copy's fault switch
+  cli::SafePoints points;
+  points.dir = k.s.resume.empty() ? k.s.checkpoint : k.s.resume;
+  points.match = cli::resume_match(options, identity);
+  points.provenance = provenance;
+  if (auto e = cli::stop_at_from_environment(points.stop_at); !e.empty()) bad_input(e);
+  std::optional<LearnState> resume;
+  if (!k.s.resume.empty()) {
+    if (auto e = cli::read_resume(k.s.resume, points.match, provenance, source.k(), source.d(), o, resume); !e.empty())
+      bad_input("learn: resume: " + e);
+  } else if (!k.s.checkpoint.empty()) {
+    if (auto e = cli::prepare_checkpoint_directory(k.s.checkpoint); !e.empty()) bad_input("learn: checkpoint: " + e);
+  }
+  o.at_safe_point = [&points](const LearnState& state) { return points(state); };
   LearnResult r;
   {
+    // As in the CLI: SIGINT/SIGTERM stop the run at its next safe point (a
+    // second one ends the process); Python's handlers are back afterwards.
+    const cli::StopSignals signals;
     py::gil_scoped_release release;
-    r = learn_layer(source, o, truth);
+    r = learn_layer(source, o, truth, resume ? &*resume : nullptr);
   }
-  json report = to_json(r.report);
+  json report = cli::learn_report_record(to_json(r.report), provenance);
   report["table"] = format_table(r.report);
-  json all_options = options;
-  all_options["m"] = o.m;
-  report["provenance"] = python_provenance("learn", all_options);
-  if (!r.report.ok) return py::make_tuple(py::none(), to_python(report));
-  Instance learned;
-  learned.layer = std::move(r.layer);
-  learned.k = source.k();
-  learned.inputs = source.draw(0, 1, 1).x.kind;  // as the data were drawn
-  learned.provenance_json = report["provenance"].dump();
-  return py::make_tuple(py::cast(std::move(learned)), to_python(report));
+  if (r.report.interrupted) {
+    report["checkpoint"] = points.dir.empty() || !points.write_error.empty() ? json(nullptr) : json(points.dir);
+    report["message"] = cli::interrupted_message(r.report, points);
+    return {report, std::nullopt};
+  }
+  if (!r.report.ok) return {report, std::nullopt};
+  return {report, std::move(r.layer)};
+}
+
+// (learned instance or None, report dict) of the chosen method. A failed run is
+// not an exception here: the package's learn() raises with the report attached.
+py::tuple run_method(const SampleSource& source, const KeywordSettings& k, int m, uint64_t seed, const Instance* truth,
+                     const json& source_record, const json& identity) {
+  if (m > cli::kLearnerMaxHeads)
+    bad_input("learn: m = " + std::to_string(m) + ": the learner takes at most " + std::to_string(cli::kLearnerMaxHeads) + " heads");
+  if (auto e = check_learn_input(source.k(), source.d(), m); !e.empty()) bad_input(e);
+  json options = cli::learn_options_record(k.s, k.given, m, source_record);
+  const json provenance = python_provenance("learn", options);
+  std::pair<json, std::optional<Layer>> out;
+  if (k.s.method == "adam") {
+    const AdamOptions o = cli::adam_options(k.s, m, seed);
+    AdamResult r;
+    {
+      py::gil_scoped_release release;
+      r = train_adam(source, o, truth);
+    }
+    out.first = cli::learn_report_record(to_json(r.report), provenance);
+    out.first["table"] = format_table(r.report);
+    if (r.report.ok) out.second = std::move(r.layer);
+  } else if (k.s.method == "random-polish") {
+    const RandomPolishOptions o = cli::random_polish_options(k.s, k.given, m, seed);
+    if (auto e = check_random_polish(source, o); !e.empty()) bad_input(e);
+    RandomPolishResult r;
+    {
+      py::gil_scoped_release release;
+      r = random_polish(source, o, truth);
+    }
+    out.first = cli::learn_report_record(to_json(r.report), provenance);
+    out.first["table"] = format_table(r.report);
+    if (r.report.ok) out.second = std::move(r.layer);
+  } else {
+    out = run_paper(source, cli::paper_options(k.s, k.given, m, seed), truth, k, provenance, identity, options);
+  }
+  if (!out.second) return py::make_tuple(py::none(), to_python(out.first));
+  return py::make_tuple(py::cast(cli::learned_instance(*out.second, source, provenance)), to_python(out.first));
+}
+
+std::unique_ptr<SampleSource> with_label_noise(std::unique_ptr<SampleSource> source, double noise, uint64_t seed) {
+  if (noise > 0) return std::make_unique<NoisySource>(std::move(source), noise, seed);
+  return source;
 }
 
 py::tuple learn_instance(const Instance& inst, uint64_t seed, const py::dict& kw) {
-  LearnOptions o = learn_options(kw);
-  o.m = inst.m();
-  o.test_seed = seed;
+  const KeywordSettings k = learn_settings(kw, true);
   if (auto e = oracle_problem(inst); !e.empty()) fast_path_overflow(e);
-  const SampleOracle oracle(inst, seed);
-  return run_learner(oracle, o, &inst, {{"source", "instance"}, {"seed", seed}});
+  const auto source = with_label_noise(std::make_unique<SampleOracle>(inst, seed), k.s.label_noise, seed);
+  return run_method(*source, k, inst.m(), seed, &inst, {{"source", "instance"}, {"seed", seed}},
+                    python_input_identity(&inst, nullptr, nullptr));
 }
 
-py::tuple learn_data(const py::array& x, const py::array& y, int m, const py::dict& kw) {
-  LearnOptions o = learn_options(kw);
-  o.m = m;
-  if (o.oracle.any()) bad_input("learn: oracle needs the true instance, not arrays");
+py::tuple learn_data(const py::array& x, const py::array& y, int m, uint64_t seed, const py::dict& kw) {
+  const KeywordSettings k = learn_settings(kw, false);
   DatasetOpen data = open_dataset(inputs_array(x, "X", false), labels_array(y));
   if (!data.source) bad_input(data.error);
-  return run_learner(*data.source, o, nullptr, {{"source", "arrays"}, {"n", data.source->available()}});
+  const int64_t n = data.source->available();
+  const auto source = with_label_noise(std::move(data.source), k.s.label_noise, seed);
+  return run_method(*source, k, m, seed, nullptr, {{"source", "arrays"}, {"n", n}, {"seed", seed}},
+                    k.s.checkpoint.empty() && k.s.resume.empty() ? json() : python_input_identity(nullptr, &x, &y));
 }
 
 py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads) {
@@ -432,5 +505,7 @@ PYBIND11_MODULE(_core, mod) {
           "Each stage's fast path against its reference path on the same inputs (as `mhalearn verify --json`): "
           "a list of rows with max_difference, bound, slack, precision and verdict");
   mod.def("learn_instance", &learn_instance, py::arg("instance"), py::arg("seed"), py::arg("options"));
-  mod.def("learn_data", &learn_data, py::arg("x"), py::arg("y"), py::arg("m"), py::arg("options"));
+  mod.def("learn_data", &learn_data, py::arg("x"), py::arg("y"), py::arg("m"), py::arg("seed"), py::arg("options"));
+  mod.def("learn_option_table", [] { return to_python(cli::learn_option_table_json()); },
+          "learn's options, as the CLI's option table defines them (flag, keyword, methods, type, default, range, help)");
 }

@@ -163,20 +163,20 @@ class LearnFailed(RuntimeError):
 
 
 def learn(source, y=None, m=None, *, seed=1, **options):
-    """Learn a layer end to end (stages 1-6, then polishing), as `mhalearn learn`.
+    """Learn a layer end to end, as `mhalearn learn`: the six stages and polishing
+    (method="paper", the default), or a baseline on the same samples: "adam" (gradient training
+    of the same form) or "random-polish" (polishing alone from random starts).
 
     source: an Instance (samples from its oracle with `seed`; the report then has
     the errors against it), or inputs X (N, k, d) int8 +-1 / float64 with labels
-    `y` (N, k, d) float64 and the number of heads `m`.
-    options: the CLI's flags with underscores: threads, max_seconds,
-    stage1_samples, rounds, sculpt_samples, crude_sculpt_samples, constraints,
-    margin_samples, accept_fraction, radius, net_tuples, validation_samples,
-    test_samples, reference_max_unknowns, polish (bool), reference (bool),
-    variant ("paper" or "extended", the default), final_sculpt_samples,
-    oracle ("stage1,hull,stage3,stage6" or a subset: those stages' products
-    taken from the truth, instances only).
+    `y` (N, k, d) float64 and the number of heads `m` (label noise drawn with `seed`).
+    options: the CLI's flags with underscores (--no-polish and --no-reference
+    are polish=False and reference=False), listed below from the CLI's option
+    table with their defaults, ranges and the methods that read them.
     Returns (learned Instance, report dict); the report has the CLI's --report
-    keys plus "table", the CLI's printed table.
+    keys plus "table", the CLI's printed table. As in the CLI, SIGINT or SIGTERM
+    stops the run at its next safe point (after writing the checkpoint, with
+    checkpoint=) and raises LearnFailed; continue it with resume=.
     """
     if isinstance(source, Instance):
         if y is not None:
@@ -187,7 +187,7 @@ def learn(source, y=None, m=None, *, seed=1, **options):
     else:
         if y is None or m is None:
             raise ValueError("with arrays give X, y and the number of heads m")
-        layer, report = _one_line_errors("learn", _core.learn_data)(source, y, m, options)
+        layer, report = _one_line_errors("learn", _core.learn_data)(source, y, m, seed, options)
     if layer is None:
         raise LearnFailed(report["message"], report)
     for d in report.get("diagnostics", []):
@@ -198,6 +198,23 @@ def learn(source, y=None, m=None, *, seed=1, **options):
     if bad:
         raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
     return layer, report
+
+
+def _options_doc(rows):
+    """learn's options as help() prints them, one entry per row of the CLI's option table."""
+    lines = ["", "Options (the CLI's option table):", ""]
+    for r in rows:
+        default = r["default"]
+        if r["negated"]:
+            default = {"false": "True", "true": "False"}.get(default, default)
+        kind = "bool" if r["type"] == "flag" else {"integer": "int", "number": "float", "text": "str"}[r["type"]]
+        in_range = f", in {r['range']}" if r["range"] else ""
+        lines.append(f"    {r['keyword']} ({kind}, default {default}{in_range}; {r['methods']}):")
+        lines.append(f"        {r['help']}")
+    return "\n".join(lines)
+
+
+learn.__doc__ += _options_doc(_core.learn_option_table())
 
 
 def from_torch(module, *, k=2, inputs="boolean"):

@@ -173,7 +173,7 @@ def test_learn_variants_are_named_in_the_report():
             report = failed.report
         assert report["variant"] == variant
         assert "rows" in report["variant_choices"]
-    with pytest.raises(ValueError, match="variant must be 'paper' or 'extended'"):
+    with pytest.raises(ValueError, match="variant: 'fast' is not one of paper"):
         mhalearn.learn(inst, variant="fast")
 
 

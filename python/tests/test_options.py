@@ -1,0 +1,118 @@
+"""learn's options from one table (src/cli/learn_settings.hpp): Python takes
+every option the CLI has, help() shows each with its default, and the same
+options give the same run on both surfaces — the baselines, label noise and
+checkpoint/resume included."""
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import mhalearn
+from mhalearn import _core
+from conftest import build_dir
+
+BUDGET = dict(stage1_samples=50000, crude_sculpt_samples=100000, sculpt_samples=200000,
+              final_sculpt_samples=200000, margin_samples=400000, rounds=2, net_tuples=500, threads=1,
+              test_samples=1000, reference=False)
+
+
+def flags(options):
+    out = []
+    for key, value in options.items():
+        if key in ("polish", "reference"):
+            out += [] if value else [f"--no-{key}"]
+        else:
+            out += [f"--{key.replace('_', '-')}", str(value)]
+    return out
+
+
+def cli(*args):
+    tool = build_dir() / "mhalearn"
+    assert tool.is_file(), f"{tool} missing: build the target mhalearn"
+    p = subprocess.run([str(tool), *map(str, args)], capture_output=True, text=True, timeout=1200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p
+
+
+@pytest.fixture(scope="module")
+def inst(tmp_path_factory):
+    path = tmp_path_factory.mktemp("opts") / "inst.json"
+    cli("generate", "--d", 6, "--k", 2, "--m", 2, "--seed", 3, "-o", path)
+    return path, mhalearn.read_instance(str(path))
+
+
+def test_every_cli_option_is_a_keyword(inst):
+    """Each row of the table is a keyword learn() recognises: a value of the
+    wrong type is refused as such, not as an unknown option."""
+    rows = _core.learn_option_table()
+    assert len(rows) > 30
+    for row in rows:
+        with pytest.raises((ValueError, TypeError)) as e:
+            mhalearn.learn(inst[1], **{row["keyword"]: object()})
+        assert "unknown option" not in str(e.value), row
+
+
+def test_unknown_keyword_is_refused(inst):
+    with pytest.raises(ValueError, match="unknown option 'rounds_'"):
+        mhalearn.learn(inst[1], rounds_=3)
+
+
+def test_help_lists_every_option_with_its_default():
+    doc = mhalearn.learn.__doc__
+    for row in _core.learn_option_table():
+        line = next((l for l in doc.splitlines() if l.strip().startswith(row["keyword"] + " (")), None)
+        assert line is not None, row["keyword"]
+        default = {"false": "True", "true": "False"}.get(row["default"]) if row["negated"] else row["default"]
+        assert f"default {default}" in line, (line, row)
+
+
+def strip(report):
+    """A report without clock readings and provenance (which names the surface)."""
+    if isinstance(report, dict):
+        return {k: strip(v) for k, v in report.items()
+                if k not in ("provenance", "seconds", "table") and "seconds" not in k}
+    if isinstance(report, list):
+        return [strip(v) for v in report]
+    return report
+
+
+@pytest.mark.parametrize("method,options", [
+    ("adam", dict(max_samples=20000, batch=64, threads=1, test_samples=1000)),
+    ("random-polish", dict(starts=2, max_samples=5000, threads=1, test_samples=1000)),
+    ("paper", dict(BUDGET, label_noise=0.01, polish=False)),
+])
+def test_same_run_from_cli_and_python(inst, tmp_path, method, options):
+    path, instance = inst
+    report = tmp_path / "report.json"
+    layer = tmp_path / "layer.json"
+    cli("learn", path, "--method", method, *flags(options), "--report", report, "-o", layer)
+    learned, py_report = mhalearn.learn(instance, method=method, **options)
+    cli_report = json.loads(report.read_text())
+    assert strip(py_report) == strip(cli_report)
+    cli_options = {k: v for k, v in cli_report["provenance"]["options"].items() if k not in ("instance", "x", "y")}
+    py_options = {k: v for k, v in py_report["provenance"]["options"].items() if k != "source"}
+    assert py_options == cli_options
+    from_cli = mhalearn.read_instance(str(layer))
+    for (t1, w1), (t2, w2) in zip(learned.heads, from_cli.heads):
+        assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
+
+
+def test_checkpoint_and_resume(inst, tmp_path, monkeypatch):
+    """Stopped at its third safe point, a run resumed from its checkpoint ends
+    with the layer of the run never stopped."""
+    instance = inst[1]
+    whole, _ = mhalearn.learn(instance, **BUDGET, polish=False)
+    ck = str(tmp_path / "ck")
+    monkeypatch.setenv("MHALEARN_STOP_AT_SAFE_POINT", "3")
+    with pytest.raises(mhalearn.LearnFailed, match="continue with the same command and --resume") as e:
+        mhalearn.learn(instance, **BUDGET, polish=False, checkpoint=ck)
+    assert e.value.report["interrupted"] and e.value.report["checkpoint"] == ck
+    monkeypatch.delenv("MHALEARN_STOP_AT_SAFE_POINT")
+    resumed, _ = mhalearn.learn(instance, **BUDGET, polish=False, resume=ck)
+    for (t1, w1), (t2, w2) in zip(whole.heads, resumed.heads):
+        assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
+    with pytest.raises(ValueError, match="checkpoint of another run"):
+        mhalearn.learn(instance, **dict(BUDGET, rounds=3), polish=False, resume=ck)
