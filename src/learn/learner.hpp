@@ -73,7 +73,7 @@ struct LearnOptions {
   double w_error_factor = 3;         // rounds ≥ 1: assumed ‖W_Σ − Ŵ‖_op ≤ factor · stage 3's standard error
   // Stage 3 accepts the top 1e−3 of proxy margins (not stage 3's own default 1e−4):
   // measured at (16,2,2), scale 6, it reaches the same W_Σ accuracy after the first
-  // round with a tenth of the samples (docs/learner.md).
+  // round with a tenth of the samples (earlier runs kept in docs/bench/learner/, NOTES.md).
   MarginOptions margin = [] { MarginOptions m; m.accept_fraction = 1e-3; return m; }();
   NetOptions net;
   int64_t validation_samples = 1000; // one validation set shared by every round's selection

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Progress you can follow in a log (README, "Progress"): with stdout a pipe,
+"""Progress you can follow in a log (docs/cli.md, "Progress"): with stdout a pipe,
 `learn` prints its stage lines as they happen — the first arrives well before
 the run ends; with stderr a pipe, a command running past the interval (10 s;
 MHALEARN_TEST_PROGRESS_INTERVAL=1 here, to keep the test short) prints a

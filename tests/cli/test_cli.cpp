@@ -305,7 +305,7 @@ TEST_CASE("learn on noisy labels: the noise report, the final fit and the noise 
 }
 
 TEST_CASE("sculpt with its defaults (the learner's: adaptive τ) certifies rows on a generated instance", "[cli][sculpt]") {
-  // Exactly the README's standalone use; with the old fixed τ = 1e-3 it failed
+  // Exactly the standalone use docs/cli.md shows; with the old fixed τ = 1e-3 it failed
   // with "no row was certified".
   Sandbox s;
   REQUIRE(s.run("generate --d 16 --k 2 --m 2 --scale 3 --seed 21 -o " + s.path("i.json")).status == 0);

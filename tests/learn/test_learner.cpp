@@ -34,7 +34,7 @@ TEST_CASE("the learner recovers a (12,2,2) instance end to end", "[learn]") {
   INFO(format_table(r.report));
   REQUIRE(r.report.ok);
   REQUIRE(r.report.errors_before_polish.has_value());
-  // The paper's stages alone: measured 1e-4..1e-3 at d = 12..16 (docs/learner.md).
+  // The paper's stages alone: measured 1e-4..1e-3 at d = 12..16 (earlier runs in docs/bench/learner/, NOTES.md).
   CHECK(r.report.errors_before_polish->theta_max_rel < tolerance::learner_stages_target());
   CHECK(r.report.errors_before_polish->w_max_rel < tolerance::learner_stages_target());
   // Polished: machine precision, as gradient training reaches on such instances.

@@ -43,7 +43,7 @@ namespace {
 
 // Each (sample, row) tells a head's Θ only k−1 logit differences, so Θ_i (d² unknowns)
 // needs N·k·(k−1) ≥ d² to be identified; twice that keeps Gauss–Newton well conditioned
-// (at d = 32 with 1.5× it crawled: docs/learner.md).
+// (at d = 32 with 1.5× it crawled: the earlier runs in docs/bench/learner/, NOTES.md).
 int64_t train_samples(int d, int k, int m, const PolishOptions& o) {
   if (o.samples > 0) return o.samples;
   const int64_t dd = int64_t{d} * d, pairs = int64_t{k} * (k - 1);
