@@ -5,8 +5,8 @@
 # vs reference paths, forward pass vs the machine's peak). Records machine,
 # commit and seeds on the page. Runs, reports and logs: docs/results/.
 #
-# Usage: scripts/results.sh            every configuration (about 3.4 h on 2 cores, measured: results.py)
-#        scripts/results.sh --quick    a few configurations per section (15 min on 2 cores, measured)
+# Usage: scripts/results.sh            every configuration (about 3.4 h on 2 cores: results.py)
+#        scripts/results.sh --quick    a few configurations per section (29 min at a load of 7–15: results.py)
 #        scripts/results.sh --check [all | RUN ...]
 #                                      re-run committed runs and compare their report
 #                                      bytes, timings excluded (scripts/check_runs.py)
