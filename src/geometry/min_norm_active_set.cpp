@@ -1,5 +1,7 @@
 #include "geometry/min_norm_active_set.hpp"
 
+#include "numeric/tolerance.hpp"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -223,7 +225,7 @@ ActiveSetResult min_norm_point_active_set(const ConvexBody& body) {
   out.multipliers = Eigen::Map<const Eigen::VectorXd>(u.data(), static_cast<Eigen::Index>(u.size()));
   out.max_violation = max_violation(body.slabs(), x, n);
   // ‖x‖ is computed within (n/2 + 2)u; inflated before comparing with R, as ConvexBody does.
-  out.inside_ball = x.norm() * (1 + (n + 4) * 0x1p-53) <= body.radius();
+  out.inside_ball = x.norm() * (1 + (n + 4) * tolerance::kDoubleUnitRoundoff) <= body.radius();
   std::ostringstream msg;
   msg << active.size() << " active half-spaces after " << out.iterations << " additions and drops";
   out.message = msg.str();

@@ -3,6 +3,8 @@
 // by the translation units of the reference paths (they are costly to compile).
 #pragma once
 
+#include "numeric/tolerance.hpp"
+
 #include <Eigen/Core>
 
 #include <string>
@@ -27,7 +29,7 @@ struct ScalarTraits<double> {
   static constexpr bool exact = false;
   static constexpr bool has_transcendentals = true;
   static const char* name() { return "double"; }
-  static double unit_roundoff() { return 0x1p-53; }
+  static double unit_roundoff() { return tolerance::kDoubleUnitRoundoff; }
   static double from_double(double x) { return x; }
   static double to_double(double x) { return x; }
 };

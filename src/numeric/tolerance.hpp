@@ -11,7 +11,8 @@
 
 namespace mha::tolerance {
 
-// u of IEEE binary64 with round to nearest.
+// u of IEEE binary64 with round to nearest: the one definition of 2⁻⁵³ (this
+// header includes nothing, so every other header can use it without a cycle).
 constexpr double kDoubleUnitRoundoff = 0x1p-53;
 
 // u of MPFR at `bits` bits of precision (round to nearest): 2^−bits.
