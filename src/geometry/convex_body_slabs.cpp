@@ -1,7 +1,7 @@
 // The body's construction and its slabs: no solver, no decomposition. Kept
-// apart from convex_body.cpp (the programs, CLP) so that what only stores and
-// reads bodies — the learner's checkpoints and their fuzz harness (fuzz/) —
-// compiles and links without the LP/QP code.
+// apart from the programs (convex_body_lp.cpp, convex_body_min_norm.cpp: CLP)
+// so that what only stores and reads bodies — the learner's checkpoints and
+// their fuzz harness (fuzz/) — compiles and links without the LP/QP code.
 #include "geometry/convex_body.hpp"
 
 #include <cmath>
