@@ -29,7 +29,6 @@ struct Event {
   bool true_not_large = false, true_not_argmax = false;
 };
 
-// Fits W on the kept events and records them as the fit's inputs.
 // The rank of the kept events' tokens, as the fast path decides ranks (column-pivoted QR).
 int tokens_rank(const std::vector<Event>& events, const std::vector<char>& keep, int d) {
   int64_t n = 0;
@@ -40,6 +39,7 @@ int tokens_rank(const std::vector<Event>& events, const std::vector<char>& keep,
   return static_cast<int>(Eigen::ColPivHouseholderQR<MatD>(tokens).rank());
 }
 
+// Fits W on the kept events and records them as the fit's inputs.
 void least_squares(const std::vector<Event>& events, const std::vector<char>& keep, int d, MarginResult& result) {
   int64_t n = 0;
   for (char k : keep) n += k;
@@ -80,75 +80,171 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
   return refine_wsum(source, std::vector<MatD>{proxy}, o, truth);
 }
 
-MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
-                         const Layer* truth) {
-  const auto start = std::chrono::steady_clock::now();
-  const int k = source.k(), d = source.d();
-  MarginResult result;
-  MarginReport& rep = result.report;
-  // Pilot: the margin distribution of the proxy, for an adaptive threshold.
-  const bool adaptive = !(o.fixed_threshold > 0);
-  const int64_t pilot = adaptive ? std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample)) : 0;
-  if (samples_from(source, o.first_sample) == 0) {  // the source ran out: nothing to refine with
-    rep.budget_exhausted = true;
-    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
-  }
-  if (!adaptive) rep.threshold = o.fixed_threshold;
-  else {
-    const LabelledBatch batch = source.draw(o.first_sample, pilot, o.threads);
-    std::vector<double> margins(static_cast<size_t>(pilot) * k);
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Pilot: the margin distribution of the proxy, for an adaptive threshold (the
+// top accept_fraction of the pilot's margins).
+void pilot_threshold(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
+                     int64_t pilot, MarginReport& rep) {
+  const int k = source.k();
+  const LabelledBatch batch = source.draw(o.first_sample, pilot, o.threads);
+  std::vector<double> margins(static_cast<size_t>(pilot) * k);
 #pragma omp parallel for schedule(static) num_threads(o.threads)
-    for (int64_t s = 0; s < pilot; ++s) {
-      const std::vector<MatD> logits = proxy_logits(batch.x.sample(s), proxies);
-      for (int a = 0; a < k; ++a) {
-        int j;
-        margins[s * k + a] = joint_margin(logits, a, j);
-      }
+  for (int64_t s = 0; s < pilot; ++s) {
+    const std::vector<MatD> logits = proxy_logits(batch.x.sample(s), proxies);
+    for (int a = 0; a < k; ++a) {
+      int j;
+      margins[s * k + a] = joint_margin(logits, a, j);
     }
-    const size_t idx = std::min(margins.size() - 1, static_cast<size_t>((1.0 - o.accept_fraction) * margins.size()));
-    std::nth_element(margins.begin(), margins.begin() + idx, margins.end());
-    rep.threshold = margins[idx];
-    rep.pilot_samples = pilot;
   }
-  const int64_t target = o.target_events > 0 ? o.target_events : 16 * int64_t{d};
-  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample + pilot));
-  std::vector<Event> events;
-  Progress progress("stage 3: margins", limit);
+  const size_t idx = std::min(margins.size() - 1, static_cast<size_t>((1.0 - o.accept_fraction) * margins.size()));
+  std::nth_element(margins.begin(), margins.begin() + idx, margins.end());
+  rep.threshold = margins[idx];
+  rep.pilot_samples = pilot;
+}
+
+// The events of one batch (samples first.. of the source, `count` of them): every
+// row whose proxies agree on the argmax with a joint margin ≥ the threshold,
+// with what the true heads say of it when the truth is known. Per sample, so
+// that the order does not depend on the threads.
+std::vector<std::vector<Event>> events_in_batch(const LabelledBatch& batch, int64_t count, uint64_t first,
+                                                const std::vector<MatD>& proxies, const Layer* truth,
+                                                const MarginReport& rep, int k, int d, int threads) {
+  std::vector<std::vector<Event>> found(count);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t s = 0; s < count; ++s) {
+    const MatD x = batch.x.sample(s);
+    const std::vector<MatD> logits = proxy_logits(x, proxies);
+    for (int a = 0; a < k; ++a) {
+      int j;
+      const double margin = joint_margin(logits, a, j);
+      if (!(margin >= rep.threshold)) continue;
+      Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d),
+              {static_cast<int64_t>(first + s), a, j, margin}};
+      if (truth)
+        for (const auto& h : truth->heads) {
+          const MatD true_logits = x * h.theta * x.transpose();
+          int tj;
+          const double tm = logit_margin(true_logits.row(a), tj);
+          e.true_not_argmax |= tj != j;
+          e.true_not_large |= tj != j || tm < rep.threshold;
+        }
+      found[s].push_back(std::move(e));
+    }
+  }
+  return found;
+}
+
+// Draws batches after the pilot until `target` events are found, `limit` samples
+// are drawn or the time budget ends. Returns the samples drawn.
+int64_t collect_events(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
+                       const Layer* truth, const MarginReport& rep, int64_t pilot, int64_t target, int64_t limit,
+                       std::chrono::steady_clock::time_point start, Progress& progress, std::vector<Event>& events) {
+  const int k = source.k(), d = source.d();
   int64_t drawn = 0;
   while (drawn < limit && static_cast<int64_t>(events.size()) < target) {
     const int64_t count = std::min<int64_t>(262144, limit - drawn);
-    const LabelledBatch batch = source.draw(o.first_sample + pilot + drawn, count, o.threads);
-    std::vector<std::vector<Event>> found(count);
-#pragma omp parallel for schedule(static) num_threads(o.threads)
-    for (int64_t s = 0; s < count; ++s) {
-      const MatD x = batch.x.sample(s);
-      const std::vector<MatD> logits = proxy_logits(x, proxies);
-      for (int a = 0; a < k; ++a) {
-        int j;
-        const double margin = joint_margin(logits, a, j);
-        if (!(margin >= rep.threshold)) continue;
-        Event e{x.row(j), Eigen::Map<const RowVec<double>>(batch.y.data() + (s * k + a) * d, d),
-                {static_cast<int64_t>(o.first_sample + pilot + drawn + s), a, j, margin}};
-        if (truth)
-          for (const auto& h : truth->heads) {
-            const MatD true_logits = x * h.theta * x.transpose();
-            int tj;
-            const double tm = logit_margin(true_logits.row(a), tj);
-            e.true_not_argmax |= tj != j;
-            e.true_not_large |= tj != j || tm < rep.threshold;
-          }
-        found[s].push_back(std::move(e));
-      }
-    }
+    const uint64_t first = o.first_sample + pilot + drawn;
+    const LabelledBatch batch = source.draw(first, count, o.threads);
+    std::vector<std::vector<Event>> found = events_in_batch(batch, count, first, proxies, truth, rep, k, d, o.threads);
     for (auto& f : found)
       for (auto& e : f) events.push_back(std::move(e));  // sample order: independent of threads
     drawn += count;
     progress.update(drawn);
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (o.max_seconds > 0 && elapsed > o.max_seconds) break;
+    if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) break;
   }
-  rep.samples = drawn;
+  return drawn;
+}
+
+// The least-squares W_Σ on every event, then the robust refit: events where some
+// head was not large-margin have large residuals. Returns the events the fit kept.
+std::vector<char> fit_robustly(const std::vector<Event>& events, int d, double trim, MarginResult& result) {
+  MarginReport& rep = result.report;
+  std::vector<char> keep(events.size(), 1);
+  least_squares(events, keep, d, result);
+  std::vector<double> residual(events.size());
+  for (size_t e = 0; e < events.size(); ++e) residual[e] = (events[e].token * result.w_sum - events[e].label).norm();
+  std::vector<double> sorted = residual;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  std::vector<char> trimmed(events.size(), 0);
+  for (size_t e = 0; e < events.size(); ++e) trimmed[e] = residual[e] <= trim * median;
+  int64_t kept = 0;
+  for (char c : trimmed) kept += c;
+  // The refit only on a kept set of full rank d: on fewer independent tokens the
+  // least-squares W_Σ is not unique (a basic solution, which no reference can
+  // check); otherwise the fit on every event stands.
+  if (kept >= d && kept < rep.events && tokens_rank(events, trimmed, d) == d) {
+    keep = trimmed;
+    least_squares(events, keep, d, result);
+  } else {
+    kept = rep.events;
+  }
+  rep.events_kept = kept;
+  return keep;
+}
+
+// The fit's standard error from the kept events' residuals and Gram matrix
+// (when they outnumber the unknowns per column).
+void standard_error(const std::vector<Event>& events, const std::vector<char>& keep, int d, MarginResult& result) {
+  MarginReport& rep = result.report;
+  const int64_t kept = rep.events_kept;
+  MatD tokens_kept(kept, d);
+  double residual2 = 0;
+  for (size_t e = 0, row = 0; e < events.size(); ++e)
+    if (keep[e]) {
+      tokens_kept.row(row++) = events[e].token;
+      residual2 += (events[e].token * result.w_sum - events[e].label).squaredNorm();
+    }
+  if (kept > d) {
+    const MatD gram = tokens_kept.transpose() * tokens_kept;
+    const double trace_inverse = gram.ldlt().solve(MatD::Identity(d, d)).trace();
+    rep.standard_error = std::sqrt(std::max(trace_inverse, 0.0) * residual2 / double(kept - d));
+    rep.relative_standard_error = rep.standard_error / std::max(result.w_sum.norm(), 1e-300);
+  }
+}
+
+// What the truth says of the events and of the fit.
+MarginTruth margin_truth(const std::vector<Event>& events, const Layer& truth, const MatD& w_fit) {
+  MarginTruth t;
+  const MatD w_sum = truth.w_sum();
+  if (w_fit.size() > 0) t.w_sum_rel_error = (w_fit - w_sum).norm() / w_sum.norm();
+  int64_t not_large = 0, not_argmax = 0;
+  for (const auto& e : events) {
+    not_large += e.true_not_large;
+    not_argmax += e.true_not_argmax;
+  }
+  t.true_not_large_margin = double(not_large) / events.size();
+  t.true_not_argmax = double(not_argmax) / events.size();
+  return t;
+}
+
+}  // namespace
+
+MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
+                         const Layer* truth) {
+  const auto start = std::chrono::steady_clock::now();
+  const int d = source.d();
+  MarginResult result;
+  MarginReport& rep = result.report;
+  const bool adaptive = !(o.fixed_threshold > 0);
+  const int64_t pilot = adaptive ? std::min<int64_t>(o.pilot_samples, samples_from(source, o.first_sample)) : 0;
+  if (samples_from(source, o.first_sample) == 0) {  // the source ran out: nothing to refine with
+    rep.budget_exhausted = true;
+    rep.seconds = seconds_since(start);
+    return result;
+  }
+  if (!adaptive) rep.threshold = o.fixed_threshold;
+  else pilot_threshold(source, proxies, o, pilot, rep);
+  const int64_t target = o.target_events > 0 ? o.target_events : 16 * int64_t{d};
+  const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample + pilot));
+  std::vector<Event> events;
+  Progress progress("stage 3: margins", limit);
+  rep.samples = collect_events(source, proxies, o, truth, rep, pilot, target, limit, start, progress, events);
   rep.events = static_cast<int64_t>(events.size());
   for (const Event& e : events) result.selected.push_back(e.where);
   rep.budget_exhausted = rep.events < target;
@@ -158,56 +254,11 @@ MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& pr
     rep.event_rank = static_cast<int>(Eigen::ColPivHouseholderQR<MatD>(tokens).rank());
   }
   if (rep.event_rank == d) {
-    std::vector<char> keep(events.size(), 1);
-    least_squares(events, keep, d, result);
-    // Robust refit: events where some head was not large-margin have large residuals.
-    std::vector<double> residual(events.size());
-    for (size_t e = 0; e < events.size(); ++e) residual[e] = (events[e].token * result.w_sum - events[e].label).norm();
-    std::vector<double> sorted = residual;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    const double median = sorted[sorted.size() / 2];
-    std::vector<char> trimmed(events.size(), 0);
-    for (size_t e = 0; e < events.size(); ++e) trimmed[e] = residual[e] <= o.trim * median;
-    int64_t kept = 0;
-    for (char c : trimmed) kept += c;
-    // The refit only on a kept set of full rank d: on fewer independent tokens the
-    // least-squares W_Σ is not unique (a basic solution, which no reference can
-    // check); otherwise the fit on every event stands.
-    if (kept >= d && kept < rep.events && tokens_rank(events, trimmed, d) == d) {
-      keep = trimmed;
-      least_squares(events, keep, d, result);
-    } else {
-      kept = rep.events;
-    }
-    rep.events_kept = kept;
-    MatD tokens_kept(kept, d);
-    double residual2 = 0;
-    for (size_t e = 0, row = 0; e < events.size(); ++e)
-      if (keep[e]) {
-        tokens_kept.row(row++) = events[e].token;
-        residual2 += (events[e].token * result.w_sum - events[e].label).squaredNorm();
-      }
-    if (kept > d) {
-      const MatD gram = tokens_kept.transpose() * tokens_kept;
-      const double trace_inverse = gram.ldlt().solve(MatD::Identity(d, d)).trace();
-      rep.standard_error = std::sqrt(std::max(trace_inverse, 0.0) * residual2 / double(kept - d));
-      rep.relative_standard_error = rep.standard_error / std::max(result.w_sum.norm(), 1e-300);
-    }
+    const std::vector<char> keep = fit_robustly(events, d, o.trim, result);
+    standard_error(events, keep, d, result);
   }
-  if (truth && !events.empty()) {
-    MarginTruth t;
-    const MatD w_sum = truth->w_sum();
-    if (result.w_sum.size() > 0) t.w_sum_rel_error = (result.w_sum - w_sum).norm() / w_sum.norm();
-    int64_t not_large = 0, not_argmax = 0;
-    for (const auto& e : events) {
-      not_large += e.true_not_large;
-      not_argmax += e.true_not_argmax;
-    }
-    t.true_not_large_margin = double(not_large) / events.size();
-    t.true_not_argmax = double(not_argmax) / events.size();
-    rep.truth = t;
-  }
-  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (truth && !events.empty()) rep.truth = margin_truth(events, *truth, result.w_sum);
+  rep.seconds = seconds_since(start);
   return result;
 }
 
