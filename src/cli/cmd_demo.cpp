@@ -3,6 +3,7 @@
 // and learns the instance end to end (stages 1–6, then polishing) with the
 // per-stage report.
 #include "cli/commands.hpp"
+#include "cli/learn_settings.hpp"
 #include "cli/common.hpp"
 #include "cli/fault_switch.hpp"
 #include "data/instance_io.hpp"
@@ -29,8 +30,8 @@ struct DemoArgs {
   GenerateOptions gen;
   std::string out = "mhalearn-demo";
   int64_t written = 1000, checked = 256;
-  LearnOptions learn;
-  bool no_polish = false, no_reference = false;
+  LearnSettings learn;           // the learner's options, from learn's table
+  std::set<std::string> given;  // the table's flags given
   uint64_t sample_seed = 1;
 };
 
@@ -44,16 +45,18 @@ void add_demo_options(CLI::App* cmd, DemoArgs& a) {
   cmd->add_option("--write-samples", a.written, "samples written to X.npy / Y.npy")->capture_default_str();
   cmd->add_option("--cross-check", a.checked, "samples checked fast vs reference")->capture_default_str();
   cmd->add_option("--out", a.out, "output directory")->capture_default_str();
-  a.learn.threads = default_threads();
-  add_learn_options(cmd, a.learn, a.no_polish, a.no_reference);
+  // The learner's budgets and switches; the samples and method are demo's own.
+  add_learn_table_options(cmd, a.learn, kMethodPaper,
+                          {"--method", "--oracle", "--checkpoint", "--resume", "--validation-samples"});
 }
 
 json demo_provenance(const DemoArgs& a) {
   const GenerateOptions& g = a.gen;
   json options = {{"d", g.d}, {"k", g.k}, {"m", g.m}, {"scale", g.scale}, {"seed", g.seed}, {"sample_seed", a.sample_seed},
-                  {"stage1_samples", a.learn.stage1_samples}, {"rounds", a.learn.max_rounds},
-                  {"sculpt_samples", a.learn.sculpt.sculpt.max_samples}, {"margin_samples", a.learn.margin.max_samples},
-                  {"polish", !a.no_polish}, {"reference", !a.no_reference}};
+                  {"stage1_samples", a.learn.paper.stage1_samples}, {"rounds", a.learn.paper.max_rounds},
+                  {"sculpt_samples", a.learn.paper.sculpt.sculpt.max_samples},
+                  {"margin_samples", a.learn.paper.margin.max_samples}, {"polish", !a.learn.no_polish},
+                  {"reference", !a.learn.no_reference}};
   json prov = make_provenance("demo", options);
   prov["seed"] = g.seed;
   return prov;
@@ -63,7 +66,7 @@ json demo_provenance(const DemoArgs& a) {
 // float64 otherwise) and Y.npy: "" or the first error.
 std::string write_demo_samples(const DemoArgs& a, const Instance& inst, const SampleOracle& oracle) {
   const GenerateOptions& g = a.gen;
-  const LabelledBatch b = oracle.draw(0, a.written, a.learn.threads);
+  const LabelledBatch b = oracle.draw(0, a.written, a.learn.paper.threads);
   const std::vector<int64_t> shape = {a.written, g.k, g.d};
   std::string err;
   if (inst.inputs == InputKind::boolean) {
@@ -85,11 +88,7 @@ std::string write_demo_samples(const DemoArgs& a, const Instance& inst, const Sa
 // Returns the learner's result, or the exit status of a failed write in `status`.
 LearnResult demo_learn(const DemoArgs& a, const SampleOracle& oracle, const Instance& inst, const json& prov,
                        json& report, int& status) {
-  LearnOptions lo = a.learn;
-  lo.m = a.gen.m;
-  lo.polish = !a.no_polish;
-  lo.reference = !a.no_reference;
-  lo.test_seed = a.sample_seed;
+  const LearnOptions lo = paper_options(a.learn, a.given, a.gen.m, a.sample_seed);
   std::printf("[learn] stages 1–6 of MATH.md §3%s; the truth is used only for the errors below\n\n",
               lo.polish ? ", then polishing (reported separately)" : "");
   LearnResult learned = learn_layer(oracle, lo, &inst);
@@ -112,13 +111,13 @@ LearnResult demo_learn(const DemoArgs& a, const SampleOracle& oracle, const Inst
 int run_demo(DemoArgs& a) {
   const GenerateOptions& g = a.gen;
   if (auto e = validate_generate_options(g); !e.empty()) return fail("demo", kExitBadInput, e);
-  if (auto e = learn_fast_paths(a.learn); !e.empty()) return fail("demo", kExitBadInput, e);
+  if (auto e = learn_fast_paths(a.learn.paper); !e.empty()) return fail("demo", kExitBadInput, e);
   std::error_code ec;
   std::filesystem::create_directories(a.out, ec);
   if (ec) return fail("demo", kExitFailedRun, "cannot create " + a.out + ": " + ec.message());
   json report;
   std::printf("mhalearn demo: (d,k,m) = (%d,%d,%d), logit scale %g, instance seed %llu, sample seed %llu, %d threads\n\n",
-              g.d, g.k, g.m, g.scale, (unsigned long long)g.seed, (unsigned long long)a.sample_seed, a.learn.threads);
+              g.d, g.k, g.m, g.scale, (unsigned long long)g.seed, (unsigned long long)a.sample_seed, a.learn.paper.threads);
 
   // 1. Instance.
   GenerateResult gen = generate_instance(g);
@@ -144,7 +143,7 @@ int run_demo(DemoArgs& a) {
 
   // 4. Fast vs reference forward passes, against the derived error bound
   //    (model/forward_check.hpp: the row `mhalearn verify forward` prints).
-  const Comparison row = check_forward(inst.layer, oracle.draw(0, a.checked, a.learn.threads).x, a.learn.fast.forward);
+  const Comparison row = check_forward(inst.layer, oracle.draw(0, a.checked, a.learn.paper.threads).x, a.learn.paper.fast.forward);
   std::printf("[cross-check] fast (double) vs reference (MPFR) forward pass on %lld samples:\n%s\n",
               (long long)a.checked, format_table({row}).c_str());
   report["cross_check"] = to_json(row);
@@ -168,7 +167,12 @@ Runner add_demo(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "The main job on the default instance, with a per-stage report");
   auto a = std::make_shared<DemoArgs>();
   add_demo_options(cmd, *a);
-  return [a] { return run_demo(*a); };
+  return [a, cmd] {
+    a->given = given_learn_flags(*cmd);
+    if (auto e = learn_settings_problem(a->learn, a->given, true, Spelling::cli); !e.empty())
+      return fail("demo", kExitBadInput, e);
+    return run_demo(*a);
+  };
 }
 
 }  // namespace mha::cli

@@ -30,52 +30,6 @@ namespace mha::cli {
 
 using nlohmann::json;
 
-void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference) {
-  cmd->add_option("--variant", o.variant,
-                  "paper: the stages as the paper writes them; extended: the project's choices (docs/variants.md)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, LearnVariant>{{"paper", LearnVariant::paper},
-                                                                             {"extended", LearnVariant::extended}}))
-      ->default_str("extended");
-  cmd->add_option("--final-sculpt-samples", o.final_sculpt_samples,
-                  "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)")
-      ->capture_default_str();
-  cmd->add_option("--final-rounds", o.final_rounds,
-                  "extended: final stage-4 rounds, each with twice the samples of the one before and stage 3 "
-                  "(the last final round's heads as proxies) between two")
-      ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "worker threads (results do not depend on it)")->capture_default_str();
-  cmd->add_option("--max-seconds", o.max_seconds, "time budget: no new round starts after it (0: none)")->capture_default_str();
-  cmd->add_option("--stage1-samples", o.stage1_samples, "samples of stage 1")->capture_default_str();
-  cmd->add_option("--rounds", o.max_rounds, "most sculpt/refine rounds (stages 2 or 4, then 3)")->capture_default_str();
-  cmd->add_option("--sculpt-samples", o.sculpt.sculpt.max_samples, "sample budget of each sculpt round")->capture_default_str();
-  cmd->add_option("--crude-sculpt-samples", o.crude_sculpt_samples, "sample budget of round 0 (0: as --sculpt-samples)")
-      ->capture_default_str();
-  cmd->add_option("--constraints", o.sculpt.sculpt.target_constraints, "slabs each sculpt round aims for (0: 3·d²)")
-      ->capture_default_str();
-  cmd->add_option("--margin-samples", o.margin.max_samples, "sample budget of each stage-3 round")->capture_default_str();
-  cmd->add_option("--margin-events", o.margin.target_events,
-                  "stage 3: large-margin events each round collects before it fits W_Σ (0: 16·d)")
-      ->capture_default_str();
-  cmd->add_option("--accept-fraction", o.margin.accept_fraction, "stage 3: accept this top fraction of proxy margins")
-      ->capture_default_str();
-  cmd->add_option("--radius", o.sculpt.sculpt.radius, "R: the body and the net live in ‖Θ‖_F ≤ R")->capture_default_str();
-  cmd->add_option("--net-tuples", o.net.max_tuples, "stage 6: most tuples of the exhaustive net")->capture_default_str();
-  cmd->add_option("--test-samples", o.test_samples, "fresh samples for the test error (instances only)")->capture_default_str();
-  cmd->add_option("--reference-max-unknowns", o.reference_max_unknowns,
-                  "run the reference paths only when d² is at most this (LPs/QP over d² unknowns)")
-      ->capture_default_str();
-  cmd->add_option("--assume-label-noise", o.label_noise,
-                  "the labels' relative Gaussian noise as far as known: certification widens its slabs for it "
-                  "(default: --label-noise)");
-  cmd->add_option("--final-fit-samples", o.final_fit_samples,
-                  "when polishing stops at a noise floor: the final fit's samples on an oracle (a dataset: all it has "
-                  "left); 0: no final fit")
-      ->capture_default_str();
-  cmd->add_flag("--no-polish", no_polish, "stop after the paper's stages (no Levenberg–Marquardt polishing)");
-  cmd->add_flag("--no-reference", no_reference,
-                "skip the reference step (every stage's fast path against its reference path on the run's inputs)");
-}
-
 int learner_exit_status(const char* command, const LearnReport& report) {
   for (const Diagnostic& d : report.diagnostics)
     if (d.warning)
@@ -90,11 +44,11 @@ int learner_exit_status(const char* command, const LearnReport& report) {
 
 namespace {
 
-// Registers the flags of learn_option_table() on `cmd`, bound to `s` (the
-// input's --label-noise is registered with the input options).
-void add_learn_table_options(CLI::App* cmd, LearnSettings& s) {
+}  // namespace
+
+void add_learn_table_options(CLI::App* cmd, LearnSettings& s, unsigned methods, const std::set<std::string>& skip) {
   for (const LearnOptionSpec& spec : learn_option_table()) {
-    if (spec.input) continue;
+    if (spec.input || !(spec.methods & methods) || skip.count(spec.flag)) continue;
     CLI::Option* opt = std::visit(
         [&](auto* field) -> CLI::Option* {
           if constexpr (std::is_same_v<decltype(field), bool*>) return cmd->add_flag(spec.flag, *field, spec.help);
@@ -116,13 +70,14 @@ void add_learn_table_options(CLI::App* cmd, LearnSettings& s) {
   }
 }
 
-// The flags given on the command line that the table defines.
-std::set<std::string> given_flags(const CLI::App& cmd) {
+std::set<std::string> given_learn_flags(const CLI::App& cmd) {
   std::set<std::string> given;
   for (const LearnOptionSpec& spec : learn_option_table())
-    if (cmd.count(spec.flag) > 0) given.insert(spec.flag);
+    if (cmd.get_option_no_throw(spec.flag) && cmd.count(spec.flag) > 0) given.insert(spec.flag);
   return given;
 }
+
+namespace {
 
 // Where the samples come from, as the options record names it.
 json source_record(const Input& in) {
@@ -298,7 +253,7 @@ int run_paper(const LearnArgs& a, LearnOptions o, const json& options) {
 
 // Checks the arguments, opens the input and runs the chosen method.
 int run_learn(LearnArgs& a, const CLI::App& cmd) {
-  const std::set<std::string> given = given_flags(cmd);
+  const std::set<std::string> given = given_learn_flags(cmd);
   a.s.label_noise = a.in.label_noise;
   if (auto e = learn_settings_problem(a.s, given, !a.in.instance_path.empty(), Spelling::cli); !e.empty())
     return fail("learn", kExitBadInput, e);
@@ -328,7 +283,7 @@ Runner add_learn(CLI::App& app) {
   auto a = std::make_shared<LearnArgs>();
   add_input_options(cmd, a->in);
   cmd->add_option("--m", a->m, "number of heads (default: the instance's; the learner takes at most 8)");
-  add_learn_table_options(cmd, a->s);  // every method's options (learn_settings.hpp)
+  add_learn_table_options(cmd, a->s, kMethodsAll, {});  // every method's options (learn_settings.hpp)
   cmd->add_option("--report", a->report, "JSON report to write");
   cmd->add_option("-o,--output", a->out, "write the learned layer here (instance JSON)");
   return [a, cmd] { return run_learn(*a, *cmd); };

@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <set>
+#include <string>
 
 namespace mha {
-struct LearnOptions;  // learn/learner.hpp: kept out of every subcommand's includes
+namespace cli { struct LearnSettings; }  // cli/learn_settings.hpp: kept out of every subcommand's includes
 struct LearnReport;
 }  // namespace mha
 
@@ -26,8 +28,12 @@ Runner add_study_wsum(CLI::App& app);
 Runner add_learn(CLI::App& app);
 Runner add_verify(CLI::App& app);
 
-// The learner's budget and switch options, shared by learn and demo.
-void add_learn_options(CLI::App* cmd, LearnOptions& o, bool& no_polish, bool& no_reference);
+// The rows of learn's option table (cli/learn_settings.hpp) that `methods` read,
+// but those in `skip`, as flags of `cmd` bound to `s`: learn registers them
+// all, demo the learner's budgets and switches.
+void add_learn_table_options(CLI::App* cmd, LearnSettings& s, unsigned methods, const std::set<std::string>& skip);
+// The table's flags given on `cmd`'s command line.
+std::set<std::string> given_learn_flags(const CLI::App& cmd);
 
 // The end of a learn or demo whose files are written: every diagnostic marked as a
 // warning on stderr (a statistical outcome: the exit status stays 0), then exit 4
