@@ -20,6 +20,10 @@ packages=(
   # BLAS behind it.
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-torch libopenblas0-pthread
+  # `pip install .` into a fresh virtual environment (scripts/test-python.sh).
+  python3-venv python3-pip python3-setuptools
+  # tests/docs/function_length.py measures functions with universal-ctags.
+  universal-ctags
 )
 
 missing=()
