@@ -17,7 +17,7 @@
 namespace mha::npy_detail {
 
 static_assert(std::endian::native == std::endian::little,
-              "npy.cpp copies '<f8' data as native doubles: little-endian machines only");
+              "the .npy reader and writer copy '<f8' data as native doubles: little-endian machines only");
 static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559, "IEEE double expected");
 static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559, "IEEE float expected ('<f4' data)");
 

@@ -1,5 +1,5 @@
 // The rigorous arithmetic behind the convex body's certificates (internal to
-// geometry/: the LP, the QP and the checks share it; defined in convex_body.cpp).
+// geometry/: the LP and the minimum-norm point share it; defined in convex_body.cpp).
 // proofs/convex_body_programs.md derives every bound.
 //
 // Rigorous arithmetic used for the certificates (IEEE double, round to nearest,

@@ -37,7 +37,8 @@ double bound_evaluation_factor(long long operations);
 // the softmax chain counted as two each); for d, k ≤ 1024 and m ≤ 64 that is
 // ≤ 3.3·10⁵ roundings, γ ≤ 3.7·10⁻¹¹ < 10⁻⁹.
 constexpr double kForwardBoundEvaluationFactor = 1.0 + 1e-9;
-// The SQ family's parameter and total bounds (hardness/sq_family.cpp): at most
+// The SQ family's parameter and total bounds (hardness/sq_family.cpp and
+// hardness/sq_verify.cpp): at most
 // m + 8 roundings per term (expm1 counted as two) plus the m-term sum, for
 // m ≤ 63: (2m + 8)u < 1.5·10⁻¹⁴ < 2⁻⁴⁰.
 constexpr double kSqBoundEvaluationFactor = 1.0 + 0x1p-40;
