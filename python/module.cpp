@@ -433,7 +433,8 @@ py::tuple learn_data(const py::array& x, const py::array& y, int m, uint64_t see
                     k.s.checkpoint.empty() && k.s.resume.empty() ? json() : python_input_identity(nullptr, &x, &y));
 }
 
-py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads) {
+py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads,
+                   const std::optional<Instance>& layer) {
   check_threads(threads);
   std::vector<std::string> stages;
   for (const auto& s : requested) {
@@ -446,6 +447,13 @@ py::list verify_py(const Instance& inst, const std::vector<std::string>& request
   VerifyOptions o;
   o.seed = seed;
   o.threads = threads;
+  if (layer) {  // as the CLI's --layer: polishing's objective evaluated there
+    if (std::find(stages.begin(), stages.end(), "polish") == stages.end())
+      bad_input("verify: layer applies to the polish stage, which is not among the stages asked for");
+    if (layer->d() != inst.d() || layer->layer.m() != inst.layer.m())
+      bad_input("verify: the layer's (d, m) differ from the instance's");
+    o.polish_layer = &layer->layer;
+  }
   FastPaths fast;
   if (auto e = cli::verify_fast_paths(fast); !e.empty()) bad_input(e);  // the test copy's fault switch
   std::vector<Comparison> rows;
@@ -501,7 +509,7 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("precision") = kDefaultPrecisionBits, py::arg("threads") = default_threads(),
           "F(X) for X of shape (N, k, d) or (k, d): fast (double) or reference (MPFR, `precision` bits)");
   mod.def("verify", &verify_py, py::arg("instance"), py::arg("stages") = std::vector<std::string>{"all"}, py::kw_only(),
-          py::arg("seed") = 1, py::arg("threads") = 1,
+          py::arg("seed") = 1, py::arg("threads") = 1, py::arg("layer") = std::nullopt,
           "Each stage's fast path against its reference path on the same inputs (as `mhalearn verify --json`): "
           "a list of rows with max_difference, bound, slack, precision and verdict");
   mod.def("learn_instance", &learn_instance, py::arg("instance"), py::arg("seed"), py::arg("options"));

@@ -138,13 +138,17 @@ def _first_disagreement(rows):
             f"first: stage {r['stage']}{where}: {r['disagreement']}")
 
 
-def verify(instance, stages=("all",), *, seed=1, threads=None):
+def verify(instance, stages=("all",), *, seed=1, threads=None, layer=None):
     """Each stage's fast path against its reference path on the same inputs, as
-    `mhalearn verify --json`: a list of rows. Raises ReferenceDisagreement (with
-    every row attached) when one disagrees after escalation."""
+    `mhalearn verify --json`: a list of rows. `layer` (an Instance, as the CLI's
+    --layer): polishing's objective evaluated at that layer. Raises
+    ReferenceDisagreement (with every row attached) when one disagrees after
+    escalation."""
     kwargs = {"seed": seed}
     if threads is not None:
         kwargs["threads"] = threads
+    if layer is not None:
+        kwargs["layer"] = layer
     if isinstance(stages, str):
         raise TypeError("mhalearn.verify: argument 'stages' must be a list of stage names, got str")
     rows = _one_line_errors("verify", _core.verify)(instance, list(stages), **kwargs)

@@ -116,3 +116,58 @@ def test_checkpoint_and_resume(inst, tmp_path, monkeypatch):
         assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
     with pytest.raises(ValueError, match="checkpoint of another run"):
         mhalearn.learn(instance, **dict(BUDGET, rounds=3), polish=False, resume=ck)
+
+
+# The other subcommands: every CLI option has a Python argument of the same
+# name, but those that only concern files and printing, which Python returns
+# as values instead. A new CLI option fails this test until Python has it (or
+# it is listed here with its reason).
+CLI_ONLY = {
+    "*": {"help": "CLI11's help", "quiet": "progress lines of the CLI", "json": "the CLI prints JSON; Python returns dicts",
+          "output": "a file to write; Python returns the value", "report": "a file to write; Python returns the rows"},
+    "sample": {"x": "files to write; Python returns (X, Y)", "y": "files to write; Python returns (X, Y)"},
+    "check": {"strict": "an exit status; Python returns the report with each verdict"},
+}
+PYTHON_ONLY = {"verify": {"stages": "the CLI's positional stages"}, "generate": set(), "sample": {"instance": "the CLI's positional instance"},
+               "forward": {"instance": "the CLI's positional instance"}, "check": {"instance": "the CLI's positional instance"}}
+
+
+def python_arguments(name):
+    import inspect
+    fn = getattr(mhalearn, name)
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # a pybind11 function: its signature is the docstring's first line
+        first = getattr(_core, name).__doc__.splitlines()[0]
+        inner = first[first.index("(") + 1:first.rindex(") ->")]
+        return {p.split(":")[0].strip() for p in inner.split(", ") if p.strip() not in ("*", "/")}
+
+
+def surface_difference(name, cli_only):
+    """(CLI options without a Python argument, Python arguments without a CLI option)."""
+    import re
+    text = cli(name, "--help").stdout
+    flags = set(re.findall(r"^  (?:-\w,)?--([a-z0-9-]+)", text, re.M))
+    cli_names = {f.replace("-", "_") for f in flags} - set(cli_only["*"]) - set(cli_only.get(name, {}))
+    py_names = python_arguments(name) - set(PYTHON_ONLY.get(name, {}))
+    return sorted(cli_names - py_names), sorted(py_names - cli_names)
+
+
+@pytest.mark.parametrize("name", ["generate", "check", "sample", "forward", "verify"])
+def test_every_subcommand_option_is_a_python_argument(name):
+    assert surface_difference(name, CLI_ONLY) == ([], [])
+
+
+def test_the_surface_check_sees_a_cli_option_python_lacks():
+    """Its test of the tester: without check's --strict excused, check differs."""
+    assert surface_difference("check", {"*": CLI_ONLY["*"]}) == (["strict"], [])
+
+
+def test_verify_at_a_layer_from_python(inst):
+    """verify's --layer from Python: polishing's objective at another layer, and
+    refused without the polish stage."""
+    instance = inst[1]
+    rows = mhalearn.verify(instance, ["polish"], layer=instance)
+    assert [r["stage"] for r in rows if r["verdict"] != "agree"] == []
+    with pytest.raises(ValueError, match="layer applies to the polish stage"):
+        mhalearn.verify(instance, ["forward"], layer=instance)
