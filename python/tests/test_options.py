@@ -163,6 +163,52 @@ def test_the_surface_check_sees_a_cli_option_python_lacks():
     assert surface_difference("check", {"*": CLI_ONLY["*"]}) == (["strict"], [])
 
 
+def python_defaults(name):
+    """{argument: default} of the arguments that have one (None: "as the CLI's")."""
+    import inspect
+    fn = getattr(mhalearn, name)
+    try:
+        return {k: p.default for k, p in inspect.signature(fn).parameters.items()
+                if p.default is not inspect.Parameter.empty and p.default is not None}
+    except (TypeError, ValueError):
+        first = getattr(_core, name).__doc__.splitlines()[0]
+        inner = first[first.index("(") + 1:first.rindex(") ->")]
+        out = {}
+        for p in inner.split(", "):
+            if "=" in p:
+                key, value = p.split("=", 1)
+                out[key.split(":")[0].strip()] = value.strip().strip("'")
+        return out
+
+
+def same_default(cli_value, py_value):
+    try:
+        return float(cli_value) == float(py_value)
+    except (TypeError, ValueError):
+        return str(cli_value) == str(py_value)
+
+
+def default_differences(name, py):
+    """{argument: (CLI default, Python default)} where both have one and they differ."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "docs"))
+    import options_table
+    cli_defaults = {flag[2:].replace("-", "_"): default
+                    for flag, (default, _) in options_table.parse_help(cli(name, "--help").stdout).items() if default}
+    return {k: (cli_defaults[k], py[k]) for k in set(cli_defaults) & set(py) if not same_default(cli_defaults[k], py[k])}
+
+
+@pytest.mark.parametrize("name", ["generate", "sample", "forward", "verify"])
+def test_every_subcommand_default_is_python_s(name):
+    """Where both surfaces have a default (Python's threads=None means the CLI's), it is the same."""
+    assert default_differences(name, python_defaults(name)) == {}
+
+
+def test_the_default_check_sees_a_changed_default():
+    """Its test of the tester: generate's scale 7 in Python against the CLI's 6."""
+    assert default_differences("generate", dict(python_defaults("generate"), scale=7.0)) == {"scale": ("6", 7.0)}
+
+
 def test_verify_at_a_layer_from_python(inst):
     """verify's --layer from Python: polishing's objective at another layer, and
     refused without the polish stage."""
