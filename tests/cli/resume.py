@@ -206,7 +206,7 @@ def main():
                 "a directory that cannot be made")
         refused(tool, common + ["--resume", "nothing-here"], "nothing-here holds no checkpoint", "no checkpoint")
         refused(tool, common + ["--resume", ck, "--checkpoint", "elsewhere"], "different directories", "two directories")
-        refused(tool, ["learn", "inst.json", "--method", "adam", "--resume", ck], "apply to --method paper", "adam")
+        refused(tool, ["learn", "inst.json", "--method", "adam", "--resume", ck], "--resume does not apply to --method adam", "adam")
         refused(tool, common + ["--method", "adam"], "does not apply to --method adam", "the learner's budgets with adam")
         for label, damage, needle in [
             ("truncated manifest", lambda d: open(os.path.join(d, "checkpoint.json"), "r+").truncate(500),
