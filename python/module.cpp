@@ -372,6 +372,20 @@ std::pair<json, std::optional<Layer>> run_paper(const SampleSource& source, Lear
   return {report, std::move(r.layer)};
 }
 
+// A baseline's (report with its table, layer when it finished), `train` run without the GIL.
+template <class Train>
+std::pair<json, std::optional<Layer>> run_baseline(Train train, const json& provenance) {
+  decltype(train()) r;
+  {
+    py::gil_scoped_release release;
+    r = train();
+  }
+  std::pair<json, std::optional<Layer>> out{cli::learn_report_record(to_json(r.report), provenance), std::nullopt};
+  out.first["table"] = format_table(r.report);
+  if (r.report.ok) out.second = std::move(r.layer);
+  return out;
+}
+
 // (learned instance or None, report dict) of the chosen method. A failed run is
 // not an exception here: the package's learn() raises with the report attached.
 py::tuple run_method(const SampleSource& source, const KeywordSettings& k, int m, uint64_t seed, const Instance* truth,
@@ -384,25 +398,11 @@ py::tuple run_method(const SampleSource& source, const KeywordSettings& k, int m
   std::pair<json, std::optional<Layer>> out;
   if (k.s.method == "adam") {
     const AdamOptions o = cli::adam_options(k.s, m, seed);
-    AdamResult r;
-    {
-      py::gil_scoped_release release;
-      r = train_adam(source, o, truth);
-    }
-    out.first = cli::learn_report_record(to_json(r.report), provenance);
-    out.first["table"] = format_table(r.report);
-    if (r.report.ok) out.second = std::move(r.layer);
+    out = run_baseline([&] { return train_adam(source, o, truth); }, provenance);
   } else if (k.s.method == "random-polish") {
     const RandomPolishOptions o = cli::random_polish_options(k.s, k.given, m, seed);
     if (auto e = check_random_polish(source, o); !e.empty()) bad_input(e);
-    RandomPolishResult r;
-    {
-      py::gil_scoped_release release;
-      r = random_polish(source, o, truth);
-    }
-    out.first = cli::learn_report_record(to_json(r.report), provenance);
-    out.first["table"] = format_table(r.report);
-    if (r.report.ok) out.second = std::move(r.layer);
+    out = run_baseline([&] { return random_polish(source, o, truth); }, provenance);
   } else {
     out = run_paper(source, cli::paper_options(k.s, k.given, m, seed), truth, k, provenance, identity, options);
   }
