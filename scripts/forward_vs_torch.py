@@ -43,6 +43,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import cpu_model  # noqa: E402
 import torch
 
 import mhalearn
@@ -150,17 +153,6 @@ def time_fast(bench, shape, min_time):
     return runs[0]["items_per_second"]
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", required=True, help="mhalearn_bench binary")
@@ -201,7 +193,7 @@ def main():
                      "mhalearn_runs": fast[shape], "torch_best_formulation": best,
                      "torch_best_examples_per_second": medians[best], "torch_medians": medians,
                      "torch_runs": torch_rates[shape], "ratio": fast_median / medians[best]})
-    result = {"command": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]), "cpu": cpu_model(),
+    result = {"command": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]), "cpu": cpu_model(platform.processor() or "unknown CPU"),
               "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "load_average_start": load_start, "load_average_end": os.getloadavg(),
               "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(),
