@@ -35,7 +35,7 @@ namespace {
 struct Shape {
   int k, d, m;
 };
-constexpr Shape kShapes[] = {{2, 16, 2}, {4, 16, 2}, {2, 32, 2}, {4, 32, 3}, {4, 64, 3}};
+constexpr Shape kShapes[] = {{2, 16, 2}, {4, 16, 2}, {2, 32, 2}, {4, 32, 3}, {2, 64, 2}, {4, 64, 3}};
 
 constexpr int64_t kFastBatch = 65536;
 constexpr int64_t kReferenceBatch = 64;

@@ -22,12 +22,17 @@ SampleOracle::SampleOracle(const Instance& instance, uint64_t seed, Stream strea
 }
 
 LabelledBatch SampleOracle::draw(uint64_t first, int64_t count, int threads) const {
-  LabelledBatch b{draw_inputs(seed_, stream_, instance_.inputs, instance_.k, instance_.d(), first, count, threads), {}};
-  FastForwardResult f = forward_.run(b.x, threads);
-  // The constructor's a priori bound rules this out; reaching it is a bug.
-  if (!f.status.ok()) throw std::logic_error("SampleOracle: " + f.status.message() + " despite the a priori bound");
-  b.y = std::move(f.y);
+  LabelledBatch b;
+  draw_into(first, count, threads, b);
   return b;
+}
+
+void SampleOracle::draw_into(uint64_t first, int64_t count, int threads, LabelledBatch& out) const {
+  draw_inputs_into(seed_, stream_, instance_.inputs, instance_.k, instance_.d(), first, count, threads, out.x);
+  out.y.resize(static_cast<size_t>(count) * instance_.k * instance_.d());
+  // The constructor's a priori bound rules this out; reaching it is a bug.
+  const FastForwardStatus status = forward_.run(out.x, out.y.data(), threads);
+  if (!status.ok()) throw std::logic_error("SampleOracle: " + status.message() + " despite the a priori bound");
 }
 
 LabelledBatch DatasetSource::draw(uint64_t first, int64_t count, int) const {

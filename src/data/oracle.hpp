@@ -35,6 +35,11 @@ class SampleSource {
   virtual int64_t available() const = 0;   // samples that can be drawn
   // Samples first .. first+count−1, clipped to available().
   virtual LabelledBatch draw(uint64_t first, int64_t count, int threads) const = 0;
+  // The same samples into `out`, reusing its memory where the source can (the
+  // oracle does; others draw afresh): for loops that draw batch after batch.
+  virtual void draw_into(uint64_t first, int64_t count, int threads, LabelledBatch& out) const {
+    out = draw(first, count, threads);
+  }
   // True when every label is a layer's own output up to the forward pass's
   // rounding (an oracle without label noise): a residual above rounding is then
   // the fit's own error, never noise. False when unknown (a dataset).
@@ -62,6 +67,9 @@ class PrefixSource : public SampleSource {
   LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
     return inner_.draw(first, std::min(count, samples_from(*this, first)), threads);
   }
+  void draw_into(uint64_t first, int64_t count, int threads, LabelledBatch& out) const override {
+    inner_.draw_into(first, std::min(count, samples_from(*this, first)), threads, out);
+  }
 
  private:
   const SampleSource& inner_;
@@ -88,6 +96,7 @@ class SampleOracle : public SampleSource {
   int64_t available() const override { return std::numeric_limits<int64_t>::max(); }
   bool noiseless() const override { return true; }
   LabelledBatch draw(uint64_t first, int64_t count, int threads) const override;
+  void draw_into(uint64_t first, int64_t count, int threads, LabelledBatch& out) const override;
 
   const Instance& instance() const { return instance_; }
   const FastForward& forward() const { return forward_; }

@@ -1,5 +1,7 @@
 #include "model/inputs.hpp"
 
+#include <algorithm>
+
 #include <omp.h>
 
 namespace mha {
@@ -20,22 +22,30 @@ void boolean_sample_bits(uint64_t seed, Stream stream, uint64_t n, int k, int d,
 
 MatD InputBatch::sample(int64_t i) const {
   MatD x(k, d);
+  sample_into(i, x.data());
+  return x;
+}
+
+void InputBatch::sample_into(int64_t i, double* out) const {
   if (kind == InputKind::boolean) {
     const uint64_t* w = sample_bits(i);
     const int wpt = words_per_token(d);
     for (int t = 0; t < k; ++t)
-      for (int j = 0; j < d; ++j) x(t, j) = ((w[t * wpt + j / 64] >> (j % 64)) & 1u) ? 1.0 : -1.0;
+      for (int j = 0; j < d; ++j) out[t * d + j] = ((w[t * wpt + j / 64] >> (j % 64)) & 1u) ? 1.0 : -1.0;
   } else {
-    const double* v = sample_values(i);
-    for (int t = 0; t < k; ++t)
-      for (int j = 0; j < d; ++j) x(t, j) = v[t * d + j];
+    std::copy(sample_values(i), sample_values(i) + static_cast<int64_t>(k) * d, out);
   }
-  return x;
 }
 
 InputBatch draw_inputs(uint64_t seed, Stream stream, InputKind kind, int k, int d, uint64_t first,
                        int64_t count, int threads) {
   InputBatch batch;
+  draw_inputs_into(seed, stream, kind, k, d, first, count, threads, batch);
+  return batch;
+}
+
+void draw_inputs_into(uint64_t seed, Stream stream, InputKind kind, int k, int d, uint64_t first, int64_t count,
+                      int threads, InputBatch& batch) {
   batch.kind = kind;
   batch.k = k;
   batch.d = d;
@@ -58,7 +68,6 @@ InputBatch draw_inputs(uint64_t seed, Stream stream, InputKind kind, int k, int 
         }
     }
   }
-  return batch;
 }
 
 InputBatch boolean_batch_from_values(const std::vector<int8_t>& pm1, int64_t count, int k, int d) {

@@ -30,12 +30,19 @@ struct InputBatch {
 
   // Sample i as a k×d matrix of ±1.0 or Gaussian values.
   MatD sample(int64_t i) const;
+  // The same values written to out (k*d doubles, row-major), without allocating.
+  void sample_into(int64_t i, double* out) const;
   const uint64_t* sample_bits(int64_t i) const { return bits.data() + i * k * words_per_token(d); }
   const double* sample_values(int64_t i) const { return values.data() + i * k * d; }
 };
 
 InputBatch draw_inputs(uint64_t seed, Stream stream, InputKind kind, int k, int d, uint64_t first,
                        int64_t count, int threads);
+// The same samples into `batch`, reusing its memory: a loop that draws batch
+// after batch then touches no fresh pages (a new 16 MB block per batch cost
+// the sample loops of stages 2 and 4 a fifth of their time in page faults).
+void draw_inputs_into(uint64_t seed, Stream stream, InputKind kind, int k, int d, uint64_t first, int64_t count,
+                      int threads, InputBatch& batch);
 
 // Boolean batch from explicit ±1 matrices (e.g. read from X.npy).
 InputBatch boolean_batch_from_values(const std::vector<int8_t>& pm1, int64_t count, int k, int d);

@@ -47,7 +47,10 @@ LearnOptions resume_options() {
 }
 
 struct CapturedRun {
-  Instance instance = test::generated_instance(10, 2, 2, 3, 12);
+  // Seed 15: its second round is best by a clear margin (validation 5.3e−7 against
+  // 6.1e−7). Seed 12's two rounds tied to 0.2 %, and a change of the certification's
+  // rounding (fused, fixed-order sums) turned the tie to round 1.
+  Instance instance = test::generated_instance(10, 2, 2, 3, 15);
   LearnOptions options = resume_options();
   LearnResult result;
   std::vector<LearnState> states;  // at every safe point, in order

@@ -467,3 +467,87 @@ TEST_CASE("certification, pairwise v_min: a token both heads ignore keeps the ro
   o.v_min_rule = CertifyOptions::VMinRule::every_entry;
   CHECK(compare_certification_row(x, y, b, 0, o, cert, 200).reference == RowVerdict::below_v_min);
 }
+
+namespace {
+// True when the two certificates have the same verdict and the same bytes in every value.
+bool same_certificate(const RowCertificate& p, const RowCertificate& q) {
+  return p.verdict == q.verdict && p.v.size() == q.v.size() && (p.v.array() == q.v.array()).all() &&
+         p.residual == q.residual && p.relative_residual == q.relative_residual && p.delta == q.delta &&
+         p.noise_bound == q.noise_bound && p.partners == q.partners;
+}
+}  // namespace
+
+// The learner's loops certify with RowCertifier; `verify` and the reference step
+// check certify_row_fast on certification_products. Both must be the same
+// arithmetic, or the check would vouch for a computation the learner did not make.
+TEST_CASE("RowCertifier gives certify_row_fast's certificate on certification_products, byte for byte",
+          "[certify]") {
+  for (InputKind kind : {InputKind::boolean, InputKind::gaussian})
+    for (const test::Shape shape : {test::Shape{2, 16, 2}, test::Shape{3, 19, 2}, test::Shape{4, 16, 3}, test::Shape{2, 5, 1}}) {
+      test::LayerCase c;
+      c.shape = shape;
+      c.scale = 2;
+      c.seed = 11;
+      Layer layer = test::make_layer(c);
+      // Heads that attend alike make rows pass every check, so partners and δ are compared too.
+      for (size_t i = 1; i < layer.heads.size(); ++i) layer.heads[i].theta = layer.heads[0].theta;
+      const MatD w_hat = layer.w_sum();
+      const InputBatch batch = draw_inputs(3, Stream::inputs, kind, shape.k, shape.d, 0, 200, 1);
+      const FastForwardResult f = FastForward(layer).run(batch, 1);
+      REQUIRE(f.status.ok());
+      CertifyOptions o;
+      o.tau = 1e300;  // every row as far as the residual allows: the later checks run too
+      o.w_error = 1e-3;
+      o.label_noise = 1e-4;
+      o.v_min = 0.0;
+      RowCertifier certifier(w_hat, shape.k);
+      int64_t certified = 0, compared = 0;
+      for (int64_t s = 0; s < batch.count; ++s) {
+        const double* y = f.y.data() + s * shape.k * shape.d;
+        certifier.load(batch, s, y);
+        const MatD x = batch.sample(s);
+        const MatD y_matrix = Eigen::Map<const MatD>(y, shape.k, shape.d);
+        const MatD b = certification_products(x, w_hat);
+        for (int a = 0; a < shape.k; ++a) {
+          certifier.certify(a, o);
+          const RowCertificate loop = certifier.certificate();
+          const RowCertificate alone = certify_row_fast(x, y_matrix, b, a, o);
+          INFO("shape (" << shape.k << "," << shape.d << "," << shape.m << "), sample " << s << ", row " << a);
+          REQUIRE(same_certificate(loop, alone));
+          certified += loop.verdict == RowVerdict::certified;
+          ++compared;
+        }
+      }
+      CHECK(compared == batch.count * shape.k);
+      // Not vacuous: some rows pass every check (partners compared), some stop earlier.
+      INFO("shape (" << shape.k << "," << shape.d << "," << shape.m << "), inputs " << to_string(kind));
+      CHECK(certified > 0);
+      CHECK(certified < compared);
+    }
+}
+
+TEST_CASE("certification_products sums each entry of X Ŵ as fused multiply-adds in increasing r", "[certify]") {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  int64_t eigen_differs = 0;
+  for (const int d : {5, 16, 19, 64})
+    for (const int k : {2, 4}) {
+      MatD x(k, d), w(d, d);
+      for (int t = 0; t < 20; ++t) {
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = normal(rng);
+        for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = normal(rng);
+        const MatD b = certification_products(x, w);
+        for (int a = 0; a < k; ++a)
+          for (int col = 0; col < d; ++col) {
+            double sum = 0;
+            for (int r = 0; r < d; ++r) sum = std::fma(x(a, r), w(r, col), sum);
+            REQUIRE(b(a, col) == sum);
+          }
+        // Test of the tester: another order of the same sum (Eigen's product, or
+        // products rounded before adding) gives other bytes on these inputs.
+        const MatD eigen = x * w;
+        eigen_differs += (eigen.array() != b.array()).count();
+      }
+    }
+  CHECK(eigen_differs > 0);
+}

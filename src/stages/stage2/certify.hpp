@@ -24,7 +24,10 @@
 // (proofs/certification.md, "Label noise").
 #pragma once
 
+#include "model/inputs.hpp"
 #include "model/layer.hpp"
+
+#include <Eigen/Cholesky>
 
 #include <string>
 #include <vector>
@@ -72,8 +75,47 @@ struct SlabConstraint {
   int row = 0, other = 0;     // a and j
 };
 
-// Fast path: normal equations (k×k Cholesky) in double.
+// Fast path: normal equations (k×k LDLᵀ) in double. Every sum is formed in a
+// fixed order (certify.cpp), so the learner's loops (RowCertifier), `verify`
+// and the tests compute the same bytes.
 RowCertificate certify_row_fast(const MatD& x, const MatD& y, const MatD& b_matrix, int row, const CertifyOptions& o);
+
+// B = X Ŵ as certification forms it: entry (t, c) is the fused sum
+// fma(x[t,d−1], Ŵ[d−1,c], … fma(x[t,0], Ŵ[0,c], 0)), over r in increasing order.
+MatD certification_products(const MatD& x, const MatD& w_hat);
+
+// The fast path over many samples without an allocation per row: one per
+// thread, loaded with one sample at a time. certify(a) is certify_row_fast(x, y,
+// certification_products(x, Ŵ), a) — the same arithmetic, in the same order.
+class RowCertifier {
+ public:
+  RowCertifier(const MatD& w_hat, int k);
+  // Sample s of the batch, with its k×d labels y (row-major): forms X and B.
+  void load(const InputBatch& batch, int64_t s, const double* y);
+  RowVerdict certify(int row, const CertifyOptions& o);
+  // The certificate of the last certify() (built on demand: it allocates).
+  RowCertificate certificate() const;
+  MatD x() const;  // the loaded sample
+
+  // Working memory of one row, shared with certify_row_fast.
+  struct Work {
+    Work(int k, int d);
+    Eigen::MatrixXd gram;
+    Eigen::VectorXd rhs, v;
+    Eigen::LDLT<Eigen::MatrixXd> ldlt;
+    std::vector<double> row_scratch;  // d entries
+    std::vector<int> partners;
+    RowVerdict verdict = RowVerdict::rank_deficient;
+    double residual = 0, relative_residual = 0, delta = 0, noise_bound = 0;
+  };
+
+ private:
+  MatD w_hat_;
+  int k_, d_;
+  std::vector<double> x_, b_;
+  const double* y_ = nullptr;
+  Work work_;
+};
 
 // Slab half-width for a pattern entry v_j against v_a with ‖c‖ ≤ delta;
 // +inf when delta ≥ min(v_j, v_a).

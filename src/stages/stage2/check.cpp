@@ -16,7 +16,8 @@ std::vector<CertificationRow> certification_rows(const SampleSource& source, con
   for (int64_t s = 0; s < batch.x.count; ++s) {
     const MatD x = batch.x.sample(s);
     const MatD y = Eigen::Map<const MatD>(batch.y.data() + s * k * d, k, d);
-    for (int a = 0; a < k; ++a) rows.push_back({x, y, x * w_hat, a});
+    const MatD b = certification_products(x, w_hat);
+    for (int a = 0; a < k; ++a) rows.push_back({x, y, b, a});
   }
   return rows;
 }

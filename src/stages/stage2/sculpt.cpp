@@ -3,6 +3,7 @@
 #include "util/progress.hpp"
 
 #include <Eigen/SVD>
+#include <omp.h>
 
 #include <algorithm>
 #include <limits>
@@ -26,26 +27,33 @@ struct CertifiedRow {
   int row = 0;
   bool sigma_violated = false;  // σ_min(C) below the assumed bound (truth only)
   std::vector<SlabConstraint> slabs;
+  std::vector<uint64_t> hashes;  // slab_hash of each slab (distinct_constraints only), made in the parallel loop
 };
 
-struct SampleOutcome {
+// What one thread certified of a batch: its rows (in its own order) and verdict counts.
+struct BatchOutcome {
   std::vector<CertifiedRow> rows;
   std::array<int64_t, 6> verdicts{};
 };
 
-// FNV-1a over a slab's normal and centre: equal slabs hash equally (−0.0 is
-// hashed as +0.0: the normals of X and −X differ only in the signs of their
-// zeros). A collision can only drop a genuine slab (the body gets looser, never wrong).
+// FNV-1a over a slab's normal and centre, a 64-bit word at a time, then a
+// final avalanche: equal slabs hash equally (−0.0 is hashed as +0.0: the
+// normals of X and −X differ only in the signs of their zeros). A collision can
+// only drop a genuine slab (the body gets looser, never wrong). Word-wise: the
+// byte-wise hash of d² = 4096 doubles per slab was a serial bottleneck at d = 64.
 uint64_t slab_hash(const SlabConstraint& s) {
   uint64_t h = 1469598103934665603ULL;
   auto mix = [&h](double v) {
     v += 0.0;  // −0.0 + 0.0 = +0.0
-    unsigned char c[sizeof(double)];
-    std::memcpy(c, &v, sizeof(double));
-    for (unsigned char byte : c) h = (h ^ byte) * 1099511628211ULL;
+    uint64_t word;
+    std::memcpy(&word, &v, sizeof word);
+    h = (h ^ word) * 1099511628211ULL;
   };
   for (double v : s.a) mix(v);
   mix(s.b);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
   return h;
 }
 
@@ -95,10 +103,11 @@ class RowSelection {
   }
   void drop_duplicates(CertifiedRow& r) {
     std::vector<SlabConstraint> fresh;
-    for (auto& slab : r.slabs)
-      if (seen_.insert(slab_hash(slab)).second) fresh.push_back(std::move(slab));
+    for (size_t i = 0; i < r.slabs.size(); ++i)
+      if (seen_.insert(r.hashes[i]).second) fresh.push_back(std::move(r.slabs[i]));
       else ++duplicates_;
     r.slabs = std::move(fresh);
+    r.hashes.clear();
   }
 
   SculptOptions::Selection mode_;
@@ -161,7 +170,7 @@ SculptTruth measure_truth(const ConvexBody& body, const ConvexBody::Centre& cent
 }
 }  // namespace
 
-SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, const SculptOptions& o, const Layer* truth) {
+SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const SculptOptions& o, const Layer* truth) {
   const auto start = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d();
   const int64_t target = o.target_constraints > 0 ? o.target_constraints : 3 * int64_t{d} * d;
@@ -174,30 +183,42 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
   const int64_t batch_size = 65536;
   Progress progress("stage 2: sculpt", limit);
   int64_t drawn = 0;
+  LabelledBatch batch;  // reused from batch to batch
   while (drawn < limit && (best_rows || selection.constraints() < target)) {
     const int64_t count = std::min(batch_size, limit - drawn);
-    const LabelledBatch batch = source.draw(o.first_sample + drawn, count, o.threads);
-    std::vector<SampleOutcome> outcomes(count);
+    source.draw_into(o.first_sample + drawn, count, o.threads, batch);
+    std::vector<BatchOutcome> outcomes(static_cast<size_t>(std::max(o.threads, 1)));
     if (best_rows) certify.tau = selection.cutoff();  // the selection applies the residual
-#pragma omp parallel for schedule(dynamic, 256) num_threads(o.threads)
-    for (int64_t s = 0; s < count; ++s) {
-      const MatD x = batch.x.sample(s);
-      const MatD y = Eigen::Map<const MatD>(batch.y.data() + s * k * d, k, d);
-      const MatD b = x * w_hat;
-      SampleOutcome& out = outcomes[s];
-      for (int a = 0; a < (o.all_rows ? k : 1); ++a) {
-        const RowCertificate cert = certify_row_fast(x, y, b, a, certify);
-        ++out.verdicts[static_cast<int>(cert.verdict)];
-        if (cert.verdict != RowVerdict::certified) continue;
-        CertifiedRow row{cert.relative_residual, drawn + s, a, false, slabs_of_row(x, a, cert)};
-        if (truth) row.sigma_violated = smallest_singular_value_c(*truth, x) < o.certify.sigma_min;
-        out.rows.push_back(std::move(row));
+#pragma omp parallel num_threads(o.threads)
+    {
+      RowCertifier certifier(w_hat, k);  // this thread's working memory
+      BatchOutcome& out = outcomes[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 256)
+      for (int64_t s = 0; s < count; ++s) {
+        certifier.load(batch.x, s, batch.y.data() + s * k * d);
+        for (int a = 0; a < (o.all_rows ? k : 1); ++a) {
+          const RowVerdict verdict = certifier.certify(a, certify);
+          ++out.verdicts[static_cast<int>(verdict)];
+          if (verdict != RowVerdict::certified) continue;
+          const MatD x = certifier.x();
+          const RowCertificate cert = certifier.certificate();
+          CertifiedRow row{cert.relative_residual, drawn + s, a, false, slabs_of_row(x, a, cert), {}};
+          if (o.distinct_constraints)
+            for (const SlabConstraint& slab : row.slabs) row.hashes.push_back(slab_hash(slab));
+          if (truth) row.sigma_violated = smallest_singular_value_c(*truth, x) < o.certify.sigma_min;
+          out.rows.push_back(std::move(row));
+        }
       }
     }
+    // Counts add up in any order; rows are offered in sample order, whatever thread found them.
+    std::vector<CertifiedRow> rows;
     for (auto& out : outcomes) {
       for (int v = 0; v < 6; ++v) rep.verdicts[v] += out.verdicts[v];
-      for (auto& row : out.rows) selection.offer(std::move(row));
+      for (auto& row : out.rows) rows.push_back(std::move(row));
     }
+    std::sort(rows.begin(), rows.end(),
+              [](const CertifiedRow& x, const CertifiedRow& y) { return std::tie(x.sample, x.row) < std::tie(y.sample, y.row); });
+    for (auto& row : rows) selection.offer(std::move(row));
     drawn += count;
     progress.update(drawn);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -224,8 +245,15 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
   rep.rows_certified = rep.verdicts[static_cast<int>(RowVerdict::certified)];
   for (auto v : rep.verdicts) rep.rows_examined += v;
   rep.budget_exhausted = rep.constraints < target;
-  const double certify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rep.rows_per_second = rep.rows_examined / std::max(certify_seconds, 1e-9);
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.rows_per_second = rep.rows_examined / std::max(rep.seconds, 1e-9);
+  return result;
+}
+
+SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, const SculptOptions& o, const Layer* truth) {
+  SculptResult result = sculpt_slabs(source, w_hat, o, truth);
+  SculptReport& rep = result.report;
+  const auto start = std::chrono::steady_clock::now();
   if (result.body.size() > 0) {
     result.centre = result.body.least_squares_centre(m - 1);
     rep.numerical_rank = result.centre.rank;
@@ -239,7 +267,7 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
       rep.truth->sigma_assumption_violated = violated;
     }
   }
-  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -80,9 +80,15 @@ struct SculptResult {
 };
 
 // `m` is the number of heads (the hull has dimension m−1). `truth`, when
-// given, is used only for the report, never by the algorithm.
+// given, is used only for the report, never by the algorithm. It is
+// sculpt_slabs followed by the body's least-squares centre.
 SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, const SculptOptions& options,
                          const Layer* truth = nullptr);
+
+// The sample loop alone: the body's slabs and the report's counts, no centre
+// (centre, rank, gap and the hull figures stay empty; seconds is the loop's).
+SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const SculptOptions& options,
+                          const Layer* truth = nullptr);
 
 // Default assumed lower bound on σ_min(C) for random W_i with N(0,1/d) entries:
 // the rows x_j W_i are roughly standard Gaussian in R^d, so σ_min(C) ≈ √d − √(km);

@@ -22,14 +22,15 @@ ResculptResult resculpt(const SampleSource& source, const MatD& w_sum, int m, co
   CertifyOptions open = o.sculpt.certify;
   open.tau = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> per_sample(batch.x.count);
-#pragma omp parallel for schedule(static) num_threads(o.sculpt.threads)
-  for (int64_t s = 0; s < batch.x.count; ++s) {
-    const MatD x = batch.x.sample(s);
-    const MatD y = Eigen::Map<const MatD>(batch.y.data() + s * k * d, k, d);
-    const MatD b = x * w_sum;
-    for (int a = 0; a < (o.sculpt.all_rows ? k : 1); ++a) {
-      const RowCertificate cert = certify_row_fast(x, y, b, a, open);
-      if (cert.verdict == RowVerdict::certified) per_sample[s].push_back(cert.relative_residual);
+#pragma omp parallel num_threads(o.sculpt.threads)
+  {
+    RowCertifier certifier(w_sum, k);  // this thread's working memory
+#pragma omp for schedule(static)
+    for (int64_t s = 0; s < batch.x.count; ++s) {
+      certifier.load(batch.x, s, batch.y.data() + s * k * d);
+      for (int a = 0; a < (o.sculpt.all_rows ? k : 1); ++a)
+        if (certifier.certify(a, open) == RowVerdict::certified)
+          per_sample[s].push_back(certifier.certificate().relative_residual);
     }
   }
   std::vector<double> residuals;
