@@ -8,7 +8,8 @@
 //     the directions are decided (not undecided) in at least half of them;
 //   * synthetic bodies whose slabs contain a known hull (tests/support/bodies.hpp):
 //     m ∈ {1, 2, 3}, d ∈ {5..9}, 2n..4n slabs, with or without a direction no slab
-//     sees.
+//     sees; and the same with the streamed centre (CentreMethod::streamed, the
+//     learner's at large n) against its own ε (tolerance::streamed_svd_backward_error).
 // This is the check `mhalearn verify 5` and the learner's reference step run
 // (stages/stage5/check.hpp). Tests of the tester, on the synthetic bodies: hull
 // directions turned by 0.2 rad and by 10⁻⁴ rad, a hull point moved by 10⁻⁵ of its
@@ -71,8 +72,8 @@ auto sculpted_bodies_agree(int* decided, int* cases) {
   };
 }
 
-auto synthetic_bodies_agree(const SpanPath& fast) {
-  return [fast] {
+auto synthetic_bodies_agree(const SpanPath& fast, ConvexBody::CentreMethod method = ConvexBody::CentreMethod::automatic) {
+  return [fast, method] {
     const int d = *rc::gen::inRange(5, 10).as("d");
     const int m = *rc::gen::inRange(1, 4).as("m");
     const int slabs = *rc::gen::inRange(2 * d * d, 4 * d * d).as("slabs");
@@ -80,8 +81,8 @@ auto synthetic_bodies_agree(const SpanPath& fast) {
     const int unconstrained = *rc::gen::inRange(0, 2).as("directions no slab sees");
     const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 30).as("seed");
     const test::SyntheticBody b = test::synthetic_body(d, m, slabs, eta, unconstrained, seed);
-    const ConvexBody::Centre centre = b.body.least_squares_centre(m - 1);
-    const Comparison c = check_span(b.body, fast(b.body, centre, m, SpanOptions{}), m, SpanOptions{});
+    const ConvexBody::Centre centre = b.body.least_squares_centre(m - 1, method);
+    const Comparison c = check_span(b.body, fast(b.body, centre, m, SpanOptions{}), m, SpanOptions{}, method);
     RC_LOG() << format_table({c});
     RC_ASSERT(!disagrees(c));
   };
@@ -95,6 +96,8 @@ TEST_CASE("stage 5: the fast span agrees with the MPFR SVD of the same constrain
   INFO("hull directions decided in " << decided << " of " << cases << " cases");
   CHECK(2 * decided >= cases);
   mha::test::property("span fast vs MPFR on synthetic bodies", 12, synthetic_bodies_agree(find_span));
+  mha::test::property("span fast (streamed centre) vs MPFR on synthetic bodies", 12,
+                      synthetic_bodies_agree(find_span, ConvexBody::CentreMethod::streamed));
 }
 
 TEST_CASE("stage 5 cross-check rejects turned hull directions, a moved hull point and a wrong singular value", "[property][stage5]") {
@@ -103,4 +106,12 @@ TEST_CASE("stage 5 cross-check rejects turned hull directions, a moved hull poin
   mha::test::property_rejects("hull point moved by 1e-5 of its norm", 6, synthetic_bodies_agree(span_moved_hull_point(1e-5)));
   mha::test::property_rejects("largest singular value scaled by 1 + 1e-6", 6,
                               synthetic_bodies_agree(span_scaled_singular_value(1e-6)));
+  // The streamed centre's looser ε still rejects the same errors.
+  constexpr auto streamed = ConvexBody::CentreMethod::streamed;
+  mha::test::property_rejects("streamed: hull direction turned by 1e-4 rad", 6,
+                              synthetic_bodies_agree(span_turned(1e-4), streamed));
+  mha::test::property_rejects("streamed: hull point moved by 1e-5 of its norm", 6,
+                              synthetic_bodies_agree(span_moved_hull_point(1e-5), streamed));
+  mha::test::property_rejects("streamed: largest singular value scaled by 1 + 1e-6", 6,
+                              synthetic_bodies_agree(span_scaled_singular_value(1e-6), streamed));
 }

@@ -27,8 +27,9 @@
 //                              within `error_bound` of the returned value, proved
 //                              from the returned certificate; @heuristic otherwise
 //                              (the bound then assumes what `message` says)
-//   least_squares_centre       @fast: a thin SVD in double, no guarantee beyond
-//                              backward stability of the SVD
+//   least_squares_centre       @fast: a thin SVD in double (dense), or a streamed QR,
+//                              bidiagonal singular values and inverse iteration
+//                              (streamed); no guarantee beyond backward stability
 #pragma once
 
 #include <Eigen/Core>
@@ -85,6 +86,31 @@ class ConvexBody {
   //                    convention, ε = 2⁻⁵²);
   //   weighted_residual ‖M x0 − c‖_2.
   // Requires 0 ≤ free ≤ n (throws otherwise).
+  //
+  // Two methods compute it (tolerance.hpp derives the error of each):
+  //   dense     M whole, Householder QR in place, BDCSVD of R: working memory about
+  //             8·(max(N,n)·n + 12n²) bytes (dense_centre_bytes; 2.1 GB at N = 16384,
+  //             n = 4096), the slabs aside;
+  //   streamed  [M | c] folded row block by row block into its (n+1)×(n+1) triangular
+  //             factor (Householder, as a blocked triangle-on-rectangle QR), R
+  //             bidiagonalised, all singular values from the Golub–Kahan tridiagonal,
+  //             the `free` smallest right singular vectors by inverse iteration on it,
+  //             x0 by least squares over their orthogonal complement (QR of R H, H the
+  //             reflectors of the free basis), R kept packed while its square copy is
+  //             bidiagonalised: about 8·((n+1)² + max(1024, n/2)·(n+1)) bytes
+  //             (streamed_centre_bytes; 0.2 GB there). It needs the constrained values
+  //             above the threshold (rank ≥ n − free) and free ≤ kStreamedMaxFree, and
+  //             otherwise computes the dense centre.
+  // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 32 at
+  // the learner's slab counts), streamed beyond: docs/bench/memory.md.
+  enum class CentreMethod { automatic, dense, streamed };
+  static constexpr double kDenseCentreMaxBytes = 256.0 * 1024 * 1024;
+  static constexpr int kStreamedMaxFree = 32;
+  static double dense_centre_bytes(long long slabs, long long n);
+  static double streamed_centre_bytes(long long n);
+  // The method `automatic` takes for this many slabs, unknowns and free directions
+  // (before the streamed method's own fallback on a rank-deficient M).
+  static CentreMethod automatic_centre_method(long long slabs, long long n, int free);
   struct Centre {
     Eigen::VectorXd x0;
     Eigen::MatrixXd free_basis;
@@ -94,7 +120,7 @@ class ConvexBody {
     double threshold = 0;
     double weighted_residual = 0;
   };
-  Centre least_squares_centre(int free) const;
+  Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic) const;
 
   // max / min ⟨u, θ⟩ over P. `value` = fl(⟨u, x⟩) for the returned x ∈ box;
   // `error_bound` ≥ |value − true optimum over P|; `lower`/`upper` bracket the

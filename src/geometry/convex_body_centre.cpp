@@ -1,5 +1,7 @@
-// The body's weighted least-squares centre (a thin SVD in double): stage 5's
-// fast path reads the span of the heads from it. No solver, no certificate.
+// The body's weighted least-squares centre: stage 5's fast path reads the span of
+// the heads from it. No solver, no certificate. Two methods (convex_body.hpp):
+// dense here, streamed in convex_body_centre_streamed.cpp.
+#include "geometry/centre_streamed.hpp"
 #include "geometry/convex_body.hpp"
 
 #include "numeric/tolerance.hpp"
@@ -30,11 +32,9 @@ WeightedSystem weighted_system(const std::vector<Slab>& slabs, int n, double rad
   const Eigen::Index N = static_cast<Eigen::Index>(slabs.size());
   const Eigen::Index rows = std::max<Eigen::Index>(N, n);
   WeightedSystem s{Eigen::MatrixXd::Zero(rows, n), Eigen::VectorXd::Zero(rows)};
-  const double phi_scale = static_cast<double>(n) * tolerance::kDoubleUnitRoundoff;
   for (Eigen::Index r = 0; r < N; ++r) {
     const auto a = Eigen::Map<const Eigen::RowVectorXd>(slabs[r].a.data(), n);
-    const double phi = phi_scale * (std::abs(slabs[r].b) + a.norm() * radius);
-    const double w = 1.0 / std::max({slabs[r].eta, phi, std::numeric_limits<double>::min()});
+    const double w = centre_detail::slab_weight(slabs[r], n, radius);
     s.m.row(r) = w * a;
     s.c(r) = w * slabs[r].b;
   }
@@ -42,25 +42,35 @@ WeightedSystem weighted_system(const std::vector<Slab>& slabs, int n, double rad
 }
 
 // The thin SVD of M as the centre needs it: singular values (descending), the
-// right singular vectors and Uᵀc.
+// right singular vectors and Uᵀc; and what ‖M x − c‖ needs once M is gone: the
+// R factor, Qᵀc's first n entries and the squared norm of the rest.
 struct ThinSvd {
   Eigen::VectorXd s_desc, utc;
   Eigen::MatrixXd v;
+  Eigen::MatrixXd r_factor;
+  Eigen::VectorXd qtc;
+  double rest2 = 0;
 };
 
-ThinSvd thin_svd(const WeightedSystem& s, int n) {
+ThinSvd thin_svd(WeightedSystem& s, int n) {
   ThinSvd out;
   // When N > n, a Householder QR first (M = QR, SVD of the n×n factor R) halves the
   // cost; the singular values and right singular vectors are those of M, and
-  // Uᵀc = U_Rᵀ (Qᵀc)_{1..n}.
+  // Uᵀc = U_Rᵀ (Qᵀc)_{1..n}. The QR works in M's own storage (the same arithmetic
+  // as on a copy), and M is released before the SVD.
   if (s.m.rows() > n) {
-    Eigen::HouseholderQR<Eigen::MatrixXd> qr(s.m);
-    const Eigen::MatrixXd r_factor = qr.matrixQR().topRows(n).triangularView<Eigen::Upper>();
-    const Eigen::VectorXd qtc = (qr.householderQ().transpose() * s.c).head(n);
-    Eigen::BDCSVD<Eigen::MatrixXd> svd(r_factor, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const Eigen::VectorXd full_qtc = [&] {
+      Eigen::HouseholderQR<Eigen::Ref<Eigen::MatrixXd>> qr(s.m);
+      out.r_factor = qr.matrixQR().topRows(n).triangularView<Eigen::Upper>();
+      return Eigen::VectorXd(qr.householderQ().transpose() * s.c);
+    }();
+    out.qtc = full_qtc.head(n);
+    out.rest2 = full_qtc.tail(full_qtc.size() - n).squaredNorm();
+    s.m.resize(0, 0);
+    Eigen::BDCSVD<Eigen::MatrixXd> svd(out.r_factor, Eigen::ComputeThinU | Eigen::ComputeThinV);
     out.s_desc = svd.singularValues();
     out.v = svd.matrixV();
-    out.utc = svd.matrixU().transpose() * qtc;
+    out.utc = svd.matrixU().transpose() * out.qtc;
   } else {
     Eigen::BDCSVD<Eigen::MatrixXd> svd(s.m, Eigen::ComputeThinU | Eigen::ComputeThinV);
     out.s_desc = svd.singularValues();
@@ -70,8 +80,39 @@ ThinSvd thin_svd(const WeightedSystem& s, int n) {
   return out;
 }
 
-// s_free / s_{free−1} over the ascending singular values, with the header's
-// conventions at the ends.
+ConvexBody::Centre dense_centre(const std::vector<Slab>& slabs, int n, double radius, int free) {
+  WeightedSystem system = weighted_system(slabs, n, radius);
+  const ThinSvd svd = thin_svd(system, n);
+  const Eigen::VectorXd& s_desc = svd.s_desc;
+  ConvexBody::Centre out;
+  out.singular_values = s_desc.reverse();
+  const double s_max = s_desc.size() > 0 ? s_desc(0) : 0.0;
+  out.threshold = s_max * static_cast<double>(n) * Eigen::NumTraits<double>::epsilon();
+  out.rank = static_cast<int>((s_desc.array() > out.threshold).count());
+  out.free_basis.resize(free, n);
+  for (int i = 0; i < free; ++i) out.free_basis.row(i) = svd.v.col(n - 1 - i).transpose();
+  out.x0 = Eigen::VectorXd::Zero(n);
+  for (int j = 0; j < n - free; ++j)
+    if (s_desc(j) > out.threshold) out.x0 += (svd.utc(j) / s_desc(j)) * svd.v.col(j);
+  out.gap = centre_detail::separation_gap(out.singular_values, free, n);
+  // ‖M x0 − c‖² = ‖R x0 − (Qᵀc)_{1..n}‖² + ‖(Qᵀc)_{n+1..}‖² when M was factored.
+  out.weighted_residual = system.m.size() > 0
+                              ? (system.m * out.x0 - system.c).norm()
+                              : std::sqrt((svd.r_factor * out.x0 - svd.qtc).squaredNorm() + svd.rest2);
+  return out;
+}
+
+}  // namespace
+
+namespace centre_detail {
+
+double slab_weight(const Slab& s, int n, double radius) {
+  const double phi_scale = static_cast<double>(n) * tolerance::kDoubleUnitRoundoff;
+  const double a_norm = Eigen::Map<const Eigen::RowVectorXd>(s.a.data(), n).norm();
+  const double phi = phi_scale * (std::abs(s.b) + a_norm * radius);
+  return 1.0 / std::max({s.eta, phi, std::numeric_limits<double>::min()});
+}
+
 double separation_gap(const Eigen::VectorXd& asc, int free, int n) {
   if (free == 0) return kInf;
   if (free == n) return 1.0;  // nothing is constrained: no separation to speak of
@@ -79,27 +120,34 @@ double separation_gap(const Eigen::VectorXd& asc, int free, int n) {
   return asc(free) / asc(free - 1);
 }
 
-}  // namespace
+}  // namespace centre_detail
 
-ConvexBody::Centre ConvexBody::least_squares_centre(int free) const {
+double ConvexBody::dense_centre_bytes(long long slabs, long long n) {
+  // M (max(N, n) × n), R and BDCSVD's own matrices (about 11 n² measured at n = 1024
+  // with thin U and V: docs/bench/memory.md).
+  return 8.0 * (static_cast<double>(std::max(slabs, n)) * static_cast<double>(n) + 12.0 * double(n) * double(n));
+}
+
+double ConvexBody::streamed_centre_bytes(long long n) {
+  // The (n+1)² triangular factor beside a block of 1024 rows (the fold), then beside
+  // its packed upper triangle (n(n+1)/2); after it the packed triangle beside the
+  // n×n bidiagonalised (then least-squares) copy, which is less.
+  const double n1 = double(n + 1);
+  return 8.0 * (n1 * n1 + std::max(1024.0, double(n) / 2.0) * n1);
+}
+
+ConvexBody::CentreMethod ConvexBody::automatic_centre_method(long long slabs, long long n, int free) {
+  if (free > kStreamedMaxFree || dense_centre_bytes(slabs, n) <= kDenseCentreMaxBytes) return CentreMethod::dense;
+  return CentreMethod::streamed;
+}
+
+ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method) const {
   if (free < 0 || free > n_)
     throw std::invalid_argument("least_squares_centre: free must be in [0, n], got " + std::to_string(free));
-  const WeightedSystem system = weighted_system(slabs_, n_, radius_);
-  const ThinSvd svd = thin_svd(system, n_);
-  const Eigen::VectorXd& s_desc = svd.s_desc;
-  Centre out;
-  out.singular_values = s_desc.reverse();
-  const double s_max = s_desc.size() > 0 ? s_desc(0) : 0.0;
-  out.threshold = s_max * static_cast<double>(n_) * Eigen::NumTraits<double>::epsilon();
-  out.rank = static_cast<int>((s_desc.array() > out.threshold).count());
-  out.free_basis.resize(free, n_);
-  for (int i = 0; i < free; ++i) out.free_basis.row(i) = svd.v.col(n_ - 1 - i).transpose();
-  out.x0 = Eigen::VectorXd::Zero(n_);
-  for (int j = 0; j < n_ - free; ++j)
-    if (s_desc(j) > out.threshold) out.x0 += (svd.utc(j) / s_desc(j)) * svd.v.col(j);
-  out.gap = separation_gap(out.singular_values, free, n_);
-  out.weighted_residual = (system.m * out.x0 - system.c).norm();
-  return out;
+  if (method == CentreMethod::automatic) method = automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free);
+  if (method == CentreMethod::streamed)
+    if (auto c = centre_detail::streamed_centre(slabs_, n_, radius_, free)) return std::move(*c);
+  return dense_centre(slabs_, n_, radius_, free);
 }
 
 }  // namespace mha

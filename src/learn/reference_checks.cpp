@@ -106,6 +106,10 @@ void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, 
   p.check(round, check_margin(p.source, proxies, result, first, kSelectionSamples));
 }
 
+bool selected_body_checked(const Pipeline& p) {
+  return checks_on(p) && !p.o.oracle.stage6 && int64_t{p.d} * p.d <= p.o.reference_max_unknowns;
+}
+
 void check_selected_round(Pipeline& p, const LearnRound& best) {
   if (!checks_on(p)) return;
   const Layer& layer = best.net.layer;

@@ -127,6 +127,13 @@ double svd_backward_error(long long rows, long long cols) {
   return (gamma(cols + 5) + gamma(16 * rows * cols) + gamma(16 * cols * cols)) * bound_evaluation_factor(8);
 }
 
+double streamed_svd_backward_error(long long rows, long long cols, long long free) {
+  const double inverse_iteration = std::sqrt(static_cast<double>(free)) * kInverseIterationResidual;
+  return (gamma(cols + 5) + gamma(64 * (cols + 1) * rows) + 2 * gamma(16 * cols * cols) + 2 * gamma(1920 * cols) +
+          inverse_iteration + gamma(16 * cols * free) + gamma(cols)) *
+         bound_evaluation_factor(16);
+}
+
 double singular_subspace_sin_bound(double eps, double gap, long long p, long long cols) {
   if (!(gap > eps)) return kInf;
   const double orthogonality = std::sqrt(static_cast<double>(p)) * gamma(16 * cols * cols);

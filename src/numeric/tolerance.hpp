@@ -179,6 +179,38 @@ double lp_value_difference_bound(double gap_fast, double gap_reference, double s
 // gives |ŝ_j − s_j| ≤ ε_M for every singular value.
 double svd_backward_error(long long rows, long long cols);
 
+// The same for the streamed centre (ConvexBody::CentreMethod::streamed, at large n;
+// geometry/convex_body_centre_streamed.cpp), `free` = p inverse-iteration vectors:
+//   M̂, ĉ         as above, γ_{n+5} entrywise;
+//   [M̂ | ĉ] → R̂  blocks of b ≤ N rows folded into the (n+1)×(n+1) triangle by
+//                Householder reflectors of at most b + 1 nonzeros; a column meets at
+//                most (n+1)⌈N/b⌉ of them, so by Higham Lemma 19.3 (and §19.5: the
+//                compact WY application is as stable, with another small constant)
+//                R̂ is exact for [M̂ + ΔM | ĉ + Δc], column by column
+//                ‖Δm_j‖ ≤ (n+1)⌈N/b⌉γ̃_{b+1}‖m_j‖ ≤ γ_{64(n+1)N}‖m_j‖ (⌈N/b⌉(b+1) ≤ 4N for
+//                1 ≤ b ≤ N; the small integer 16 as above);
+//   R̂ → B        Householder bidiagonalisation from both sides: γ_{16n²}‖R‖_F, as BDCSVD's;
+//   B → ŝ_j      the eigenvalues of the Golub–Kahan tridiagonal T (‖T‖_F = √2‖B‖_F) by
+//                Eigen's implicit symmetric QR: at most 30·2n steps (else the method is
+//                not used), each rotating any row of T at most twice, so ≤ 120n rotations
+//                of γ̃_1 each (Higham Lemma 19.8, constant 16): ‖ΔT‖_F ≤ γ_{1920n}√2‖B‖_F;
+//   the free basis  each vector accepted with its singular-pair residual ≤ ρ‖B‖₂,
+//                ρ = kInverseIterationResidual = 2⁻⁴⁰ (below): an exact singular vector of B + E_i,
+//                ‖E_i‖ ≤ ρ‖B‖; orthonormal, so the subspace's sin θ is at most √p times the
+//                largest vector's (the Frobenius norm of (I − P)V_F), i.e. as if ‖E‖ were
+//                √p·ρ‖B‖ in Wedin's bound;
+//   x0           least squares over the computed complement of the free basis: p reflectors
+//                applied to R̂ (γ_{16np}), Householder QR of the n × (n − p) result
+//                (γ_{16n²}), the triangular solve (γ_n, Higham Thm 8.5): x̂0 is the exact
+//                minimiser over that complement for M + E with E within these terms —
+//                the situation hull_point_bound assumes;
+// so ε_M = (γ_{n+5} + γ_{64(n+1)N} + 2γ_{16n²} + 2γ_{1920n} + √p·2⁻⁴⁰ + γ_{16np} + γ_n)‖M‖_F
+// (‖B‖, ‖R‖ ≤ ‖M‖_F(1 + γ)). Returns ε_M/‖M‖_F times the factor of its own evaluation.
+double streamed_svd_backward_error(long long rows, long long cols, long long free);
+// ρ above: the streamed centre accepts an inverse-iteration vector when its
+// singular-pair residual is at most this times the bidiagonal's largest entry.
+constexpr double kInverseIterationResidual = 0x1p-40;
+
 // Wedin's sin θ theorem (Stewart & Sun, Matrix Perturbation Theory, Thm V.4.4):
 // the right singular subspaces of the p smallest singular values of M and of
 // M + E, ‖E‖₂ ≤ ε, are at largest principal angle θ with

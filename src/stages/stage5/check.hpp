@@ -3,8 +3,8 @@
 // against span_reference (the same quantities of the same M in MPFR), escalated
 // 128 → 256 bits before a disagreement is declared.
 //
-// With ε_M = tolerance::svd_backward_error(N, n)·‖M‖_F the bound on the fast
-// SVD's backward error (‖E‖₂, the reference's ‖M‖_F), the row compares
+// With ε_M = tolerance::svd_backward_error(N, n)·‖M‖_F (streamed_svd_backward_error
+// for the streamed centre) the bound on the fast SVD's backward error (‖E‖₂, the reference's ‖M‖_F), the row compares
 //   the hull directions   sin θ(fast, reference) ≤ tolerance::singular_subspace_sin_bound
 //                         (Wedin, with the reference's gap s_m − s_{m−1});
 // and its parts
@@ -25,7 +25,10 @@
 
 namespace mha {
 
-// `fast` is find_span's (or a replacement's) result on `body` with m heads.
-Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& options);
+// `fast` is find_span's (or a replacement's) result on `body` with m heads, from
+// the centre `method` computed (automatic: the method least_squares_centre picks for
+// this body; the streamed one is compared with tolerance::streamed_svd_backward_error).
+Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& options,
+                      ConvexBody::CentreMethod method = ConvexBody::CentreMethod::automatic);
 
 }  // namespace mha

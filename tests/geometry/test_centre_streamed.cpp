@@ -1,0 +1,247 @@
+// The streamed least-squares centre (ConvexBody::CentreMethod::streamed) piece by
+// piece and whole: its triangular factor against the Gram matrix of [M | c], the
+// bidiagonal singular values and vectors against JacobiSVD, the centre against
+// the MPFR reference with its own derived ε (stage 5's check_span), its fallback
+// to the dense method, and its working memory against the bound it is chosen for
+// (measured in a child process; the dense method must exceed that bound, which
+// shows the measurement can fail). Tolerances: tolerance::gamma with the
+// constants of tolerance::streamed_svd_backward_error, derived there.
+#include "bodies.hpp"
+#include "geometry/centre_streamed.hpp"
+#include "geometry/convex_body.hpp"
+#include "numeric/tolerance.hpp"
+#include "stages/stage5/check.hpp"
+#include "stages/stage5/span.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <Eigen/Dense>
+#include <Eigen/SVD>
+
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+using namespace mha;
+
+namespace {
+
+using Method = ConvexBody::CentreMethod;
+
+// N slabs a = vec(x_aᵀ(x_j − x_a)) of random ±1 tokens (the learner's slabs),
+// b ~ N(0, 1), η ∈ [0.01, 0.1].
+ConvexBody token_body(int d, int slabs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution coin;
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> width(0.01, 0.1);
+  ConvexBody body(d * d, 20.0);
+  for (int r = 0; r < slabs; ++r) {
+    Eigen::VectorXd xa(d), xj(d);
+    for (int i = 0; i < d; ++i) {
+      xa(i) = coin(rng) ? 1.0 : -1.0;
+      xj(i) = coin(rng) ? 1.0 : -1.0;
+    }
+    std::vector<double> a(static_cast<size_t>(d) * d);
+    for (int i = 0; i < d; ++i)
+      for (int c = 0; c < d; ++c) a[static_cast<size_t>(i) * d + c] = xa(i) * (xj(c) - xa(c));
+    body.add({std::move(a), normal(rng), width(rng)});
+  }
+  return body;
+}
+
+// [M | c] of the header's contract, dense.
+Eigen::MatrixXd weighted_rows(const ConvexBody& body) {
+  const int n = body.dim();
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(body.size()), n + 1);
+  for (size_t r = 0; r < body.size(); ++r) {
+    const Slab& s = body.slabs()[r];
+    const double w = centre_detail::slab_weight(s, n, body.radius());
+    a.row(static_cast<Eigen::Index>(r)).head(n) = w * Eigen::Map<const Eigen::RowVectorXd>(s.a.data(), n);
+    a(static_cast<Eigen::Index>(r), n) = w * s.b;
+  }
+  return a;
+}
+
+long status_kb(const char* field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long value = -1;
+  const size_t len = std::strlen(field);
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, field, len) == 0) value = std::atol(line + len);
+  std::fclose(f);
+  return value;
+}
+
+// The peak resident growth (bytes) of least_squares_centre(free, method) on `body`,
+// measured in a forked child: large blocks mmapped (so that what is freed leaves
+// the resident set), the peak reset, then VmHWM − VmRSS around the call. −1 when
+// /proc cannot tell.
+double centre_peak_growth(const ConvexBody& body, int free, Method method) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    malloc_trim(0);
+    if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {  // reset VmHWM (Linux ≥ 4.0); a fresh fork starts there anyway
+      std::fputs("5", f);
+      std::fclose(f);
+    }
+    const long before = status_kb("VmRSS:");
+    const ConvexBody::Centre c = body.least_squares_centre(free, method);
+    const long peak = status_kb("VmHWM:");
+    double growth = before < 0 || peak < 0 || c.x0.size() != body.dim() ? -1.0 : 1024.0 * double(peak - before);
+    if (write(fds[1], &growth, sizeof growth) != static_cast<ssize_t>(sizeof growth)) _exit(2);
+    _exit(0);
+  }
+  close(fds[1]);
+  double growth = -1;
+  if (pid < 0 || read(fds[0], &growth, sizeof growth) != static_cast<ssize_t>(sizeof growth)) growth = -1;
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return growth;
+}
+
+}  // namespace
+
+TEST_CASE("streamed R factor of [M | c]: its Gram matrix is [M | c]ᵀ[M | c] within the fold's backward error", "[geometry][centre]") {
+  // R̂ is exact for A + ΔA (A = [M | c], tolerance.hpp: ‖Δa_j‖ ≤ γ_{64(n+1)N}‖a_j‖), so
+  // ‖R̂ᵀR̂ − AᵀA‖_F ≤ (2γ + γ²)‖A‖_F². Blocks of 1, 5 and 64 rows and all N at once;
+  // n + 1 = 50 columns, two compact-WY panels.
+  const ConvexBody body = token_body(7, 150, 11);
+  const int n = body.dim();
+  const Eigen::MatrixXd a = weighted_rows(body);
+  const double g = tolerance::gamma(64LL * (n + 1) * static_cast<long long>(body.size()));
+  const double bound = (2 * g + g * g) * a.squaredNorm();
+  for (Eigen::Index block : {1, 5, 64, 150}) {
+    const Eigen::MatrixXd r = centre_detail::streamed_r_factor(body.slabs(), n, body.radius(), block);
+    INFO("block rows " << block);
+    CHECK(r.triangularView<Eigen::StrictlyLower>().toDenseMatrix().cwiseAbs().maxCoeff() == 0.0);
+    CHECK((r.transpose() * r - a.transpose() * a).norm() <= bound);
+  }
+  // A single zero row and no rows leave R = 0.
+  ConvexBody empty(4, 1.0);
+  CHECK(centre_detail::streamed_r_factor(empty.slabs(), 4, 1.0, 8).norm() == 0.0);
+  empty.add({{0.0, 0.0, 0.0, 0.0}, 0.0, 1.0});
+  CHECK(centre_detail::streamed_r_factor(empty.slabs(), 4, 1.0, 8).norm() == 0.0);
+}
+
+TEST_CASE("bidiagonal singular values and right vectors agree with JacobiSVD of the dense bidiagonal", "[geometry][centre]") {
+  // Values: both methods are exact for B + E, ‖E‖ ≤ 2γ_{1920n}·√2‖B‖_F (tolerance.hpp) and
+  // ≤ γ_{16n²}‖B‖_F (one-sided Jacobi's backward error, the constant as for the SVDs there);
+  // Weyl. Vectors: each is exact for B + E_i with ‖E_i‖ ≤ ρ·max|B| (ρ = 2⁻⁴⁰), so by Wedin
+  // its sine to Jacobi's vector is ≤ (ρ max|B| + ε_J)/(gap − …) for a simple value.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  const int n = 60;
+  Eigen::VectorXd d(n), e(n - 1);
+  for (int i = 0; i < n; ++i) d(i) = std::ldexp(1.0 + std::abs(normal(rng)), -i / 4);  // graded: 2⁰ … 2⁻¹⁴
+  for (int i = 0; i + 1 < n; ++i) e(i) = 0.3 * normal(rng);
+  d(n - 1) = 0;  // singular
+  Eigen::MatrixXd b = Eigen::MatrixXd::Zero(n, n);
+  b.diagonal() = d;
+  b.diagonal<1>() = e;
+  const Eigen::JacobiSVD<Eigen::MatrixXd> jacobi(b, Eigen::ComputeFullV);
+  const Eigen::VectorXd s = centre_detail::bidiagonal_singular_values(d, e);
+  REQUIRE(s.size() == n);
+  const double eps = (2 * tolerance::gamma(1920LL * n) * std::sqrt(2.0) + tolerance::gamma(16LL * n * n)) * b.norm();
+  for (int j = 0; j < n; ++j) CHECK(std::abs(s(j) - jacobi.singularValues()(n - 1 - j)) <= eps);
+  const int p = 4;
+  const auto v = centre_detail::bidiagonal_right_vectors(d, e, s.head(p));
+  REQUIRE(v.has_value());
+  CHECK((v->transpose() * *v - Eigen::MatrixXd::Identity(p, p)).norm() <= p * tolerance::gamma(4LL * n));  // Gram–Schmidt twice
+  const double rho = tolerance::kInverseIterationResidual * std::max(d.cwiseAbs().maxCoeff(), e.cwiseAbs().maxCoeff());
+  for (int j = 0; j < p; ++j) {
+    const double gap = std::min(j > 0 ? s(j) - s(j - 1) : INFINITY, s(j + 1) - s(j));
+    REQUIRE(gap > 2 * (rho + eps));
+    const Eigen::VectorXd reference = jacobi.matrixV().col(n - 1 - j);
+    const double sine = (v->col(j) - reference * reference.dot(v->col(j))).norm();
+    INFO("j = " << j << ", s = " << s(j) << ", gap " << gap);
+    CHECK(sine <= (rho + eps) / (gap - rho - eps) + tolerance::gamma(16LL * n * n));
+  }
+  // A multiple value (B = I): any orthonormal vectors are right singular vectors.
+  const auto id = centre_detail::bidiagonal_right_vectors(Eigen::VectorXd::Ones(8), Eigen::VectorXd::Zero(7),
+                                                          Eigen::VectorXd::Ones(3));
+  REQUIRE(id.has_value());
+  CHECK((id->transpose() * *id - Eigen::MatrixXd::Identity(3, 3)).norm() <= tolerance::gamma(64));
+}
+
+TEST_CASE("streamed centre agrees with the MPFR reference within its own derived bounds", "[geometry][centre]") {
+  // check_span compares singular values (Weyl), the free dimension, the free basis
+  // (Wedin) and x0 (hull_point_bound) with ε_M = streamed_svd_backward_error.
+  for (const auto& [d, m, unconstrained, seed] : std::vector<std::tuple<int, int, int, uint64_t>>{
+           {5, 2, 0, 1}, {6, 3, 0, 2}, {7, 2, 1, 3}, {6, 1, 0, 4}, {8, 2, 0, 5}}) {
+    const test::SyntheticBody b = test::synthetic_body(d, m, 3 * d * d, 1e-3, unconstrained, seed);
+    const ConvexBody::Centre c = b.body.least_squares_centre(m - 1, Method::streamed);
+    const SpanResult span = find_span(b.body, c, m, SpanOptions{});
+    const Comparison cmp = check_span(b.body, span, m, SpanOptions{}, Method::streamed);
+    INFO("d = " << d << ", m = " << m << ", unconstrained " << unconstrained << ": " << cmp.detail);
+    CHECK_FALSE(disagrees(cmp));
+    CHECK(cmp.compared == b.body.dim());  // every singular value compared
+  }
+  // Token slabs (the learner's), one free direction, against the dense method's check.
+  const ConvexBody body = token_body(6, 200, 7);
+  const ConvexBody::Centre c = body.least_squares_centre(1, Method::streamed);
+  CHECK_FALSE(disagrees(check_span(body, find_span(body, c, 2, SpanOptions{}), 2, SpanOptions{}, Method::streamed)));
+}
+
+TEST_CASE("streamed centre falls back to the dense one where its conditions fail; the automatic choice", "[geometry][centre]") {
+  // N < n: rank < n − free, the streamed method cannot truncate; the dense centre, bit for bit.
+  const ConvexBody few = token_body(5, 10, 3);
+  const ConvexBody::Centre dense = few.least_squares_centre(1, Method::dense);
+  const ConvexBody::Centre streamed = few.least_squares_centre(1, Method::streamed);
+  CHECK(streamed.x0 == dense.x0);
+  CHECK(streamed.singular_values == dense.singular_values);
+  CHECK(streamed.rank == dense.rank);
+  CHECK(dense.rank <= 10);
+  // More free directions than kStreamedMaxFree: dense.
+  const ConvexBody many = token_body(6, 108, 4);
+  const int free = ConvexBody::kStreamedMaxFree + 1;
+  CHECK(many.least_squares_centre(free, Method::streamed).x0 == many.least_squares_centre(free, Method::dense).x0);
+  // The automatic choice: dense while M and BDCSVD fit in kDenseCentreMaxBytes.
+  CHECK(ConvexBody::automatic_centre_method(8192, 1024, 1) == Method::dense);     // d = 32: 168 MB
+  CHECK(ConvexBody::automatic_centre_method(16384, 4096, 1) == Method::streamed);  // d = 64: 2.15 GB
+  CHECK(ConvexBody::automatic_centre_method(16384, 4096, ConvexBody::kStreamedMaxFree + 1) == Method::dense);
+  CHECK(ConvexBody::dense_centre_bytes(16384, 4096) == 8.0 * (16384.0 * 4096 + 12.0 * 4096 * 4096));
+  CHECK(ConvexBody::streamed_centre_bytes(4096) < 0.21e9);
+}
+
+TEST_CASE("streamed centre's working memory at d = 32 stays within its bound; the dense one's does not", "[geometry][centre][memory]") {
+#if defined(__SANITIZE_ADDRESS__)
+  SUCCEED("not measured under AddressSanitizer (its shadow memory is not the program's)");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  SUCCEED("not measured under AddressSanitizer (its shadow memory is not the program's)");
+#define MHALEARN_SKIP_MEMORY 1
+#endif
+#endif
+#if !defined(__SANITIZE_ADDRESS__) && !defined(MHALEARN_SKIP_MEMORY)
+  // n = 1024, N = 8192 (the learner's slab count at d = 32). The streamed method holds
+  // at most the (n+1)² factor beside a block of 1024 rows or its packed triangle:
+  // streamed_centre_bytes(1024) = 16.8 MB; allowed 1.25× that plus 8 MB for the
+  // small vectors, Eigen's panels and the allocator (a page granularity, arenas).
+  // The dense method holds M (67 MB) then R and BDCSVD's matrices (≈ 11n²): more
+  // than twice the allowance.
+  const ConvexBody body = token_body(32, 8192, 9);
+  const double allowed = 1.25 * ConvexBody::streamed_centre_bytes(1024) + 8e6;
+  const double streamed = centre_peak_growth(body, 1, Method::streamed);
+  const double dense = centre_peak_growth(body, 1, Method::dense);
+  INFO("peak growth: streamed " << streamed / 1e6 << " MB, dense " << dense / 1e6 << " MB, allowed " << allowed / 1e6
+                                << " MB");
+  REQUIRE(streamed >= 0);
+  REQUIRE(dense >= 0);
+  CHECK(streamed <= allowed);
+  CHECK(dense > 2 * allowed);
+#endif
+}
