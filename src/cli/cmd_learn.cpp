@@ -218,7 +218,7 @@ int run_paper(const LearnArgs& a, LearnOptions o, const json& options) {
     std::fprintf(stderr, "mhalearn learn: warning: k·m = %d > d = %d, the certification lemma does not apply\n",
                  source.k() * o.m, source.d());
   if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
-  o.net.processes = net_processes();  // stage 6 over the ranks of an MPI job (same bytes as one process)
+  o.processes = job_processes();  // the sample and tuple loops over the ranks of an MPI job (same bytes as one process)
   const json provenance = make_provenance("learn", options);
   SafePoints points;
   std::optional<LearnState> resume;

@@ -1,15 +1,16 @@
 // The processes of one run: this process alone, or the ranks of an MPI job
 // (`mpirun -np N mhalearn learn …`). src/cli/processes_mpi.cpp implements it
 // when CMake finds MPI, src/cli/processes_single.cpp otherwise; the library
-// itself has no MPI (stage 6 takes a NetProcesses hook).
+// itself has no MPI (the learner takes a Processes hook, util/processes.hpp).
 //
 // Under mpirun every rank parses the same arguments and runs the same
-// deterministic stages; only `learn` shares work (stage 6's tuple loops). Only
+// deterministic stages; only `learn` shares work (its sample loops and stage 6's
+// tuple loops, src/learn/learner.hpp). Only
 // rank 0 prints and writes files: the other ranks' stdout and stderr go to
 // /dev/null, and commands other than learn return at once on them.
 #pragma once
 
-#include "stages/stage6/net.hpp"
+#include "util/processes.hpp"
 
 #include <string>
 
@@ -26,8 +27,8 @@ int process_rank();   // 0 outside an MPI job
 int process_count();  // 1 outside an MPI job
 bool prints_and_writes();  // rank 0: the one that prints and writes files
 
-// Stage 6's hook: this job's ranks and an all-gather over them.
-NetProcesses net_processes();
+// The learner's hook: this job's ranks and an all-gather over them.
+Processes job_processes();
 
 // Ends the process at once on every rank with `code` (MPI_Abort), for a
 // failure on some ranks only, where the others would wait in a collective

@@ -23,13 +23,13 @@ bool started_by_mpirun() {
 
 // Concatenates every rank's vector in rank order.
 std::vector<double> all_gather(const std::vector<double>& mine) {
-  if (mine.size() > static_cast<size_t>(INT_MAX)) throw std::runtime_error("stage 6: a rank's share exceeds INT_MAX");
+  if (mine.size() > static_cast<size_t>(INT_MAX)) throw std::runtime_error("a rank's share of a shared loop exceeds INT_MAX entries");
   const int count = static_cast<int>(mine.size());
   std::vector<int> counts(size), offsets(size);
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
   long long total = 0;
   for (int r = 0; r < size; ++r) {
-    if (total > INT_MAX) throw std::runtime_error("stage 6: the gathered loop exceeds INT_MAX entries");
+    if (total > INT_MAX) throw std::runtime_error("a shared loop's gathered results exceed INT_MAX entries");
     offsets[r] = static_cast<int>(total);
     total += counts[r];
   }
@@ -59,8 +59,8 @@ int process_rank() { return rank; }
 int process_count() { return size; }
 bool prints_and_writes() { return rank == 0; }
 
-NetProcesses net_processes() {
-  NetProcesses p;
+Processes job_processes() {
+  Processes p;
   p.rank = rank;
   p.size = size;
   if (size > 1) p.all_gather = all_gather;

@@ -16,7 +16,7 @@ void finish_processes() {}
 int process_rank() { return 0; }
 int process_count() { return 1; }
 bool prints_and_writes() { return true; }
-NetProcesses net_processes() { return {}; }
+Processes job_processes() { return {}; }
 void abort_processes(int) {}
 
 }  // namespace mha::cli

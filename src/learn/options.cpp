@@ -19,6 +19,7 @@ constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
 ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
   ResculptOptions ro = o.sculpt;
   ro.sculpt.threads = o.threads;
+  ro.sculpt.processes = o.processes;
   ro.sculpt.certify.sigma_min = round == 0 ? o.crude_sigma_min : default_sigma_min(d, k, o.m);
   ro.sculpt.certify.w_error = round == 0 ? 0 : w_error;
   ro.sculpt.certify.label_noise = o.label_noise;

@@ -62,6 +62,10 @@ json to_json(const LearnReport& r) {
     out["safe_point"] = r.safe_point;
   }
   if (!r.resumed_at.empty()) out["resumed_at"] = r.resumed_at;
+  // Only for a run shared by processes (MPI ranks): one process's report keeps its keys.
+  if (r.shared_samples_by_process.size() > 1)
+    out["processes"] = {{"count", r.shared_samples_by_process.size()},
+                        {"shared_samples_by_process", r.shared_samples_by_process}};
   // Only when the reference step ran: a run without it keeps the keys it always had.
   if (!r.reference.empty()) {
     json rows = json::array();

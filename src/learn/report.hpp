@@ -56,6 +56,11 @@ struct LearnReport {
   std::vector<double> round_validation_error;
   int best_round = -1;
   int64_t samples_paper = 0, samples_polish = 0, samples_total = 0, validation_samples = 0;
+  // The samples drawn in the loops the processes share (LearnOptions::processes:
+  // stages 2, 3 and 4 after their pilots), by the process that drew them; every
+  // process draws the other samples itself. A round that reads its samples again
+  // (steps.cpp, run_sculpt) counts them twice here, once in samples_total.
+  std::vector<int64_t> shared_samples_by_process;
   double seconds = 0;
   bool ok = false;
   std::string message;

@@ -101,6 +101,13 @@ MatD run_stage1(Pipeline& p) {
 
 // ---- Stages 2 and 4 ------------------------------------------------------------
 
+// The samples each process drew in a sample loop the processes share.
+static void count_shared_samples(Pipeline& p, const std::vector<int64_t>& mine) {
+  std::vector<int64_t>& all = p.rep.shared_samples_by_process;
+  all.resize(std::max(all.size(), mine.size()), 0);
+  for (size_t r = 0; r < mine.size(); ++r) all[r] += mine[r];
+}
+
 SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, int final_index) {
   const bool crude = crude_widths(p, round);
   ResculptOptions ro = sculpt_round_options(p.o, crude ? 0 : std::max(round, 1), p.d, p.k, w_error);
@@ -108,6 +115,7 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
   if (ro.fixed_tau) ro.sculpt.certify.tau = paper_tau(p.o, w_sum, w_error);
   ro.sculpt.first_sample = p.offset;
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
+  count_shared_samples(p, rs.sculpt.report.samples_by_process);
   bool heuristic_widths = crude;
   if (!crude && lemma_widths_too_few(p, rs)) {
     // Under the stated assumptions every row's width is vacuous (δ ≥ v̂): the
@@ -119,6 +127,7 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
     ro.sculpt.certify.sigma_min = p.o.crude_sigma_min;
     ro.sculpt.certify.w_error = 0;
     rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
+    count_shared_samples(p, rs.sculpt.report.samples_by_process);
     heuristic_widths = true;
   }
   check_sculpt_run(p, round, w_sum, ro, rs);
@@ -167,6 +176,7 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
   NetOptions no = p.o.net;
   if (p.o.variant == LearnVariant::paper) no.max_refine_iterations = 0;  // the exhaustive net alone
   no.threads = p.o.threads;
+  no.processes = p.o.processes;
   no.radius = p.o.sculpt.sculpt.radius;
   no.first_sample = p.offset;
   try {
@@ -218,8 +228,10 @@ MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
   if (p.o.variant == LearnVariant::paper) mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
   if (proxies.heads) mo.accept_fraction = p.o.heads_accept_fraction;
   mo.threads = p.o.threads;
+  mo.processes = p.o.processes;
   mo.first_sample = p.offset;
   MarginResult s3 = p.o.fast.margin(p.source, proxies.thetas, mo, p.truth);
+  count_shared_samples(p, s3.report.samples_by_process);
   check_margin_run(p, round, proxies.thetas, s3, mo.first_sample);
   p.offset += s3.report.pilot_samples + s3.report.samples;
   StageRecord r = margin_record(s3, round);

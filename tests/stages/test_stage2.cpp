@@ -1,6 +1,7 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
 #include "stages/stage2/sculpt.hpp"
+#include "thread_ranks.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,14 @@ using namespace mha;
 
 namespace {
 Instance small_instance(int d, int k, int m, double scale) { return test::generated_instance(d, k, m, scale, 3); }
+
+bool same_slabs(const ConvexBody& a, const ConvexBody& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a.slabs()[i].a != b.slabs()[i].a || a.slabs()[i].b != b.slabs()[i].b || a.slabs()[i].eta != b.slabs()[i].eta)
+      return false;
+  return true;
+}
 }  // namespace
 
 TEST_CASE("sculpting with the exact W_sum keeps every true head inside K and finds the hull", "[stage2]") {
@@ -106,4 +115,80 @@ TEST_CASE("distinct constraints: a repeated row of a small Boolean domain counts
   for (size_t i = 0; i < slabs.size(); ++i)
     for (size_t j = i + 1; j < slabs.size(); ++j) equal_pairs += slabs[i].a == slabs[j].a && slabs[i].b == slabs[j].b;
   CHECK(equal_pairs == 0);
+}
+
+TEST_CASE("the sample loop shared by 2 and 3 processes gives the body and counts of one process", "[stage2][determinism]") {
+  // Each process draws and certifies its block of every batch; the outcomes are
+  // merged in sample order (SculptOptions::processes). Both selections, distinct
+  // slabs on, a budget that ends inside a batch; threads stand for the ranks.
+  const Instance inst = small_instance(8, 2, 2, 3.0);
+  const SampleOracle oracle(inst, 6);
+  for (const auto selection : {SculptOptions::Selection::threshold, SculptOptions::Selection::best_rows}) {
+    SculptOptions o;
+    o.max_samples = 150001;
+    o.selection = selection;
+    o.distinct_constraints = true;
+    o.target_constraints = 200;
+    const SculptResult one = sculpt_slabs(oracle, inst.layer.w_sum(), o);
+    REQUIRE(one.body.size() > 0);
+    REQUIRE(one.report.samples_by_process == std::vector<int64_t>{one.report.samples});
+    for (int size : {2, 3}) {
+      std::vector<SculptResult> shared(static_cast<size_t>(size), SculptResult{ConvexBody(64, o.radius), {}, {}});
+      test::run_as_ranks(size, [&](const Processes& p) {
+        SculptOptions ro = o;
+        ro.processes = p;
+        shared[static_cast<size_t>(p.rank)] = sculpt_slabs(oracle, inst.layer.w_sum(), ro);
+      });
+      for (int r = 0; r < size; ++r) {
+        const SculptReport& rep = shared[static_cast<size_t>(r)].report;
+        INFO("selection " << int(selection) << ", " << size << " processes, rank " << r);
+        CHECK(same_slabs(shared[static_cast<size_t>(r)].body, one.body));
+        CHECK(rep.verdicts == one.report.verdicts);
+        CHECK(rep.samples == one.report.samples);
+        CHECK(rep.duplicate_constraints == one.report.duplicate_constraints);
+        CHECK(rep.tau_effective == one.report.tau_effective);
+        REQUIRE(rep.samples_by_process.size() == static_cast<size_t>(size));
+        int64_t sum = 0;
+        for (int64_t s : rep.samples_by_process) {
+          CHECK(s > 0);
+          sum += s;
+        }
+        CHECK(sum == rep.samples);
+      }
+    }
+  }
+  // More processes than samples: the ranks without a share draw nothing and agree.
+  SculptOptions few;
+  few.max_samples = 2;
+  few.certify.tau = 1;
+  const SculptResult two_samples = sculpt_slabs(oracle, inst.layer.w_sum(), few);
+  test::run_as_ranks(3, [&](const Processes& p) {
+    SculptOptions ro = few;
+    ro.processes = p;
+    const SculptResult r = sculpt_slabs(oracle, inst.layer.w_sum(), ro);
+    CHECK(r.report.samples_by_process == std::vector<int64_t>{0, 1, 1});
+    CHECK(r.report.verdicts == two_samples.report.verdicts);
+  });
+}
+
+TEST_CASE("the shared sample loop's comparison rejects processes that keep only their own rows", "[stage2][determinism]") {
+  // The tester of the test above: an all-gather that returns the caller's part
+  // alone (each process merges only what it certified) gives another body.
+  const Instance inst = small_instance(8, 2, 2, 3.0);
+  const SampleOracle oracle(inst, 6);
+  SculptOptions o;
+  o.max_samples = 150001;
+  o.distinct_constraints = true;
+  o.target_constraints = 200;
+  const SculptResult one = sculpt_slabs(oracle, inst.layer.w_sum(), o);
+  SculptOptions broken = o;
+  broken.processes.rank = 1;
+  broken.processes.size = 2;
+  broken.processes.all_gather = [](const std::vector<double>& mine) { return mine; };
+  const SculptResult alone = sculpt_slabs(oracle, inst.layer.w_sum(), broken);
+  CHECK_FALSE(same_slabs(alone.body, one.body));
+  // A process count without an all-gather is refused.
+  SculptOptions bad = o;
+  bad.processes.size = 2;
+  CHECK_THROWS_AS(sculpt_slabs(oracle, inst.layer.w_sum(), bad), std::invalid_argument);
 }

@@ -2,6 +2,7 @@
 #include "stages/stage1/wsum.hpp"
 #include "stages/stage2/sculpt.hpp"
 #include "stages/stage3/margin.hpp"
+#include "thread_ranks.hpp"
 
 #include <algorithm>
 
@@ -136,4 +137,62 @@ TEST_CASE("joint_margin: the smallest margin when every proxy picks the same tok
   CHECK(joint_margin({c, a}, 0, argmax) == -INFINITY);
   CHECK(joint_margin({a, b, c}, 0, argmax) == -INFINITY);
   CHECK(joint_margin({a}, 0, argmax) == 3.0);
+}
+
+namespace {
+// Stage 3 with a proxy 10% off the first head (truth kept for the report's flags):
+// its events, weights and counts, as compared across process counts.
+struct MarginCase {
+  Instance inst = test::generated_instance(8, 2, 2, 3, 4);
+  MatD proxy = inst.layer.heads[0].theta * 1.1;
+  MarginOptions options = [] {
+    MarginOptions o;
+    o.max_samples = 600001;  // ends inside a batch of 262144
+    o.target_events = 100000;  // the whole budget
+    o.accept_fraction = 1e-2;
+    return o;
+  }();
+};
+
+bool same_events(const MarginResult& a, const MarginResult& b) {
+  if (a.selected.size() != b.selected.size()) return false;
+  for (size_t e = 0; e < a.selected.size(); ++e)
+    if (a.selected[e].sample != b.selected[e].sample || a.selected[e].row != b.selected[e].row ||
+        a.selected[e].argmax != b.selected[e].argmax || a.selected[e].margin != b.selected[e].margin)
+      return false;
+  return a.w_sum == b.w_sum && a.report.standard_error == b.report.standard_error;
+}
+}  // namespace
+
+TEST_CASE("stage 3's loop shared by 2 and 3 processes gives the events and W_sum of one process", "[stage3][determinism]") {
+  const MarginCase c;
+  const SampleOracle oracle(c.inst, 3);
+  const MarginResult one = refine_wsum(oracle, c.proxy, c.options, &c.inst.layer);
+  REQUIRE(one.report.events > 0);
+  REQUIRE(one.report.samples_by_process == std::vector<int64_t>{one.report.samples});
+  for (int size : {2, 3}) {
+    std::vector<MarginResult> shared(static_cast<size_t>(size));
+    test::run_as_ranks(size, [&](const Processes& p) {
+      MarginOptions o = c.options;
+      o.processes = p;
+      shared[static_cast<size_t>(p.rank)] = refine_wsum(oracle, c.proxy, o, &c.inst.layer);
+    });
+    for (int r = 0; r < size; ++r) {
+      const MarginResult& s = shared[static_cast<size_t>(r)];
+      INFO(size << " processes, rank " << r);
+      CHECK(same_events(s, one));
+      REQUIRE(s.report.truth.has_value());
+      CHECK(s.report.truth->true_not_large_margin == one.report.truth->true_not_large_margin);
+      int64_t sum = 0;
+      for (int64_t n : s.report.samples_by_process) sum += n;
+      CHECK(s.report.samples_by_process.size() == static_cast<size_t>(size));
+      CHECK(sum == one.report.samples);
+    }
+  }
+  // The tester: a process that keeps only its own events finds other ones.
+  MarginOptions alone = c.options;
+  alone.processes.rank = 0;
+  alone.processes.size = 2;
+  alone.processes.all_gather = [](const std::vector<double>& mine) { return mine; };
+  CHECK_FALSE(same_events(refine_wsum(oracle, c.proxy, alone, &c.inst.layer), one));
 }

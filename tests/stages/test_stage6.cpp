@@ -1,13 +1,12 @@
 #include "numeric/tolerance.hpp"
 #include "instances.hpp"
+#include "thread_ranks.hpp"
 #include "model/reference.hpp"
 #include "stages/stage6/net.hpp"
 #include "stages/stage6/w_least_squares.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 using namespace mha;
@@ -252,35 +251,6 @@ ExactHull exact_hull(const Instance& inst) {
   return h;
 }
 
-// An all-gather between threads that stand for the ranks of an MPI job.
-class ThreadGather {
- public:
-  explicit ThreadGather(int size) : parts_(size) {}
-  std::vector<double> gather(int rank, const std::vector<double>& mine) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const int64_t round = round_;
-    parts_[rank] = mine;
-    if (++arrived_ == static_cast<int>(parts_.size())) {
-      result_.clear();
-      for (const auto& p : parts_) result_.insert(result_.end(), p.begin(), p.end());
-      arrived_ = 0;
-      ++round_;
-      changed_.notify_all();
-    } else {
-      changed_.wait(lock, [&] { return round_ != round; });
-    }
-    return result_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::vector<double>> parts_;
-  std::vector<double> result_;
-  int arrived_ = 0;
-  int64_t round_ = 0;
-};
-
 bool same_bytes(const Layer& a, const Layer& b) {
   if (a.m() != b.m()) return false;
   for (int i = 0; i < a.m(); ++i)
@@ -319,7 +289,7 @@ TEST_CASE("stage 6 shared by 3 ranks gives the bytes of one process, and the clo
   const NetCandidates candidates = net_candidates(oracle, hull.x0, hull.dirs, 3, o);
 
   constexpr int kRanks = 3;
-  ThreadGather gather(kRanks);
+  test::ThreadGather gather(kRanks);
   std::vector<NetResult> shared(kRanks);
   std::vector<NetCandidates> shared_candidates(kRanks);
   std::vector<int> clock(kRanks);

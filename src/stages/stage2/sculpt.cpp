@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 namespace mha {
 
@@ -30,11 +31,94 @@ struct CertifiedRow {
   std::vector<uint64_t> hashes;  // slab_hash of each slab (distinct_constraints only), made in the parallel loop
 };
 
-// What one thread certified of a batch: its rows (in its own order) and verdict counts.
+// What one thread (or, merged, one process) certified of a batch: its rows and verdict counts.
 struct BatchOutcome {
   std::vector<CertifiedRow> rows;
   std::array<int64_t, 6> verdicts{};
 };
+
+// A process's outcome as doubles for the all-gather (util/processes.hpp): the six
+// counts, the row count, then per row its residual, sample, row, σ flag and slab
+// count, per slab b, η, row, other, the hash's bits and the n entries of a.
+// Integers below 2⁵³ are exact in a double; the hash travels bit for bit.
+double bits_as_double(uint64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+uint64_t double_as_bits(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+std::vector<double> pack(const BatchOutcome& out) {
+  std::vector<double> v(out.verdicts.begin(), out.verdicts.end());
+  v.push_back(static_cast<double>(out.rows.size()));
+  for (const CertifiedRow& r : out.rows) {
+    v.insert(v.end(), {r.relative_residual, double(r.sample), double(r.row), r.sigma_violated ? 1.0 : 0.0,
+                       double(r.slabs.size())});
+    for (size_t i = 0; i < r.slabs.size(); ++i) {
+      const SlabConstraint& c = r.slabs[i];
+      v.insert(v.end(), {c.b, c.eta, double(c.row), double(c.other), bits_as_double(r.hashes.empty() ? 0 : r.hashes[i]),
+                         double(c.a.size())});
+      v.insert(v.end(), c.a.begin(), c.a.end());
+    }
+  }
+  return v;
+}
+
+// Every process's outcome from the gathered doubles (pack's layout, in rank
+// order), merged: counts summed, rows concatenated (hashes kept when `hashed`).
+BatchOutcome unpack_all(const std::vector<double>& v, bool hashed) {
+  BatchOutcome all;
+  size_t i = 0;
+  auto next = [&] {
+    if (i >= v.size()) throw std::runtime_error("stage 2: a process's share of the sample loop arrived truncated");
+    return v[i++];
+  };
+  while (i < v.size()) {
+    for (auto& count : all.verdicts) count += static_cast<int64_t>(next());
+    const auto rows = static_cast<int64_t>(next());
+    for (int64_t r = 0; r < rows; ++r) {
+      CertifiedRow row;
+      row.relative_residual = next();
+      row.sample = static_cast<int64_t>(next());
+      row.row = static_cast<int>(next());
+      row.sigma_violated = next() != 0;
+      const auto slabs = static_cast<int64_t>(next());
+      for (int64_t j = 0; j < slabs; ++j) {
+        SlabConstraint c;
+        c.b = next();
+        c.eta = next();
+        c.row = static_cast<int>(next());
+        c.other = static_cast<int>(next());
+        const uint64_t hash = double_as_bits(next());
+        if (hashed) row.hashes.push_back(hash);
+        c.a.resize(static_cast<size_t>(next()));
+        for (double& x : c.a) x = next();
+        row.slabs.push_back(std::move(c));
+      }
+      all.rows.push_back(std::move(row));
+    }
+  }
+  return all;
+}
+
+// The outcomes of this process's threads, then of every process, as one: counts
+// summed, rows in sample order (whatever thread or process found them).
+BatchOutcome merge_outcomes(std::vector<BatchOutcome>& per_thread, const Processes& processes, bool hashed) {
+  BatchOutcome mine;
+  for (auto& out : per_thread) {
+    for (int v = 0; v < 6; ++v) mine.verdicts[v] += out.verdicts[v];
+    for (auto& row : out.rows) mine.rows.push_back(std::move(row));
+  }
+  if (processes.size > 1) mine = unpack_all(processes.all_gather(pack(mine)), hashed);
+  std::sort(mine.rows.begin(), mine.rows.end(),
+            [](const CertifiedRow& x, const CertifiedRow& y) { return std::tie(x.sample, x.row) < std::tie(y.sample, y.row); });
+  return mine;
+}
 
 // FNV-1a over a slab's normal and centre, a 64-bit word at a time, then a
 // final avalanche: equal slabs hash equally (−0.0 is hashed as +0.0: the
@@ -181,12 +265,21 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
   RowSelection selection(o.selection, target, o.distinct_constraints);
   const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample));
   const int64_t batch_size = 65536;
+  check_processes(o.processes, "stage 2");
+  rep.samples_by_process.assign(static_cast<size_t>(o.processes.size), 0);
   Progress progress("stage 2: sculpt", limit);
   int64_t drawn = 0;
   LabelledBatch batch;  // reused from batch to batch
   while (drawn < limit && (best_rows || selection.constraints() < target)) {
     const int64_t count = std::min(batch_size, limit - drawn);
-    source.draw_into(o.first_sample + drawn, count, o.threads, batch);
+    // This process's block of the batch; the others draw and certify the rest.
+    const std::pair<int64_t, int64_t> block = o.processes.share(count);
+    const int64_t first = drawn + block.first, share = block.second - block.first;
+    for (int r = 0; r < o.processes.size; ++r) {
+      const std::pair<int64_t, int64_t> theirs = o.processes.share_of(r, count);
+      rep.samples_by_process[static_cast<size_t>(r)] += theirs.second - theirs.first;
+    }
+    source.draw_into(o.first_sample + first, share, o.threads, batch);
     std::vector<BatchOutcome> outcomes(static_cast<size_t>(std::max(o.threads, 1)));
     if (best_rows) certify.tau = selection.cutoff();  // the selection applies the residual
 #pragma omp parallel num_threads(o.threads)
@@ -194,7 +287,7 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
       RowCertifier certifier(w_hat, k);  // this thread's working memory
       BatchOutcome& out = outcomes[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 256)
-      for (int64_t s = 0; s < count; ++s) {
+      for (int64_t s = 0; s < share; ++s) {
         certifier.load(batch.x, s, batch.y.data() + s * k * d);
         for (int a = 0; a < (o.all_rows ? k : 1); ++a) {
           const RowVerdict verdict = certifier.certify(a, certify);
@@ -202,7 +295,7 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
           if (verdict != RowVerdict::certified) continue;
           const MatD x = certifier.x();
           const RowCertificate cert = certifier.certificate();
-          CertifiedRow row{cert.relative_residual, drawn + s, a, false, slabs_of_row(x, a, cert), {}};
+          CertifiedRow row{cert.relative_residual, first + s, a, false, slabs_of_row(x, a, cert), {}};
           if (o.distinct_constraints)
             for (const SlabConstraint& slab : row.slabs) row.hashes.push_back(slab_hash(slab));
           if (truth) row.sigma_violated = smallest_singular_value_c(*truth, x) < o.certify.sigma_min;
@@ -210,19 +303,14 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
         }
       }
     }
-    // Counts add up in any order; rows are offered in sample order, whatever thread found them.
-    std::vector<CertifiedRow> rows;
-    for (auto& out : outcomes) {
-      for (int v = 0; v < 6; ++v) rep.verdicts[v] += out.verdicts[v];
-      for (auto& row : out.rows) rows.push_back(std::move(row));
-    }
-    std::sort(rows.begin(), rows.end(),
-              [](const CertifiedRow& x, const CertifiedRow& y) { return std::tie(x.sample, x.row) < std::tie(y.sample, y.row); });
-    for (auto& row : rows) selection.offer(std::move(row));
+    // Counts add up in any order; rows are offered in sample order, whatever thread or process found them.
+    BatchOutcome merged = merge_outcomes(outcomes, o.processes, o.distinct_constraints);
+    for (int v = 0; v < 6; ++v) rep.verdicts[v] += merged.verdicts[v];
+    for (auto& row : merged.rows) selection.offer(std::move(row));
     drawn += count;
     progress.update(drawn);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (o.max_seconds > 0 && elapsed > o.max_seconds) break;
+    if (o.max_seconds > 0 && first_process_value(o.processes, elapsed > o.max_seconds)) break;  // rank 0's clock
   }
   // Rows certified at τ = ∞ but not among the best count as above τ_effective.
   rep.verdicts[static_cast<int>(RowVerdict::certified)] -= selection.dropped_rows();

@@ -8,6 +8,7 @@
 #include "data/oracle.hpp"
 #include "geometry/convex_body.hpp"
 #include "stages/stage2/certify.hpp"
+#include "util/processes.hpp"
 
 #include <array>
 #include <cstdint>
@@ -36,6 +37,10 @@ struct SculptOptions {
   double radius = 20;              // R of the ball ‖Θ‖_F ≤ R
   int threads = 1;
   uint64_t first_sample = 0;       // offset into the source's stream
+  // Processes sharing the loop (util/processes.hpp): each draws and certifies its
+  // block of every batch, and the blocks' outcomes are merged in sample order, so
+  // the body is the same bytes for any count.
+  Processes processes;
 };
 
 // Measurements that need the true instance.
@@ -49,6 +54,7 @@ struct SculptTruth {
 
 struct SculptReport {
   int64_t samples = 0;
+  std::vector<int64_t> samples_by_process;  // of `samples`, what each process drew and certified
   int64_t rows_examined = 0;
   std::array<int64_t, 6> verdicts{};    // counts per RowVerdict
   int64_t rows_certified = 0;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 namespace mha {
 
@@ -139,23 +140,62 @@ std::vector<std::vector<Event>> events_in_batch(const LabelledBatch& batch, int6
   return found;
 }
 
+// Events as doubles for the all-gather (util/processes.hpp): per event the token
+// and the label (d each), then sample, a, j, margin and the two truth flags.
+std::vector<double> pack_events(const std::vector<Event>& events) {
+  std::vector<double> v;
+  for (const Event& e : events) {
+    v.insert(v.end(), e.token.data(), e.token.data() + e.token.size());
+    v.insert(v.end(), e.label.data(), e.label.data() + e.label.size());
+    v.insert(v.end(), {double(e.where.sample), double(e.where.row), double(e.where.argmax), e.where.margin,
+                       e.true_not_large ? 1.0 : 0.0, e.true_not_argmax ? 1.0 : 0.0});
+  }
+  return v;
+}
+
+std::vector<Event> unpack_events(const std::vector<double>& v, int d) {
+  const size_t stride = 2 * static_cast<size_t>(d) + 6;
+  if (v.size() % stride != 0) throw std::runtime_error("stage 3: a process's share of the events arrived truncated");
+  std::vector<Event> events;
+  for (size_t i = 0; i < v.size(); i += stride) {
+    const double* p = v.data() + i;
+    Event e{Eigen::Map<const RowVec<double>>(p, d), Eigen::Map<const RowVec<double>>(p + d, d),
+            {static_cast<int64_t>(p[2 * d]), static_cast<int>(p[2 * d + 1]), static_cast<int>(p[2 * d + 2]), p[2 * d + 3]}};
+    e.true_not_large = p[2 * d + 4] != 0;
+    e.true_not_argmax = p[2 * d + 5] != 0;
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
 // Draws batches after the pilot until `target` events are found, `limit` samples
-// are drawn or the time budget ends. Returns the samples drawn.
+// are drawn or the time budget ends; each process draws its block of every batch,
+// and the events are merged in sample order. Returns the samples drawn.
 int64_t collect_events(const SampleSource& source, const std::vector<MatD>& proxies, const MarginOptions& o,
-                       const Layer* truth, const MarginReport& rep, int64_t pilot, int64_t target, int64_t limit,
+                       const Layer* truth, MarginReport& rep, int64_t pilot, int64_t target, int64_t limit,
                        std::chrono::steady_clock::time_point start, Progress& progress, std::vector<Event>& events) {
   const int k = source.k(), d = source.d();
+  check_processes(o.processes, "stage 3");
+  rep.samples_by_process.assign(static_cast<size_t>(o.processes.size), 0);
   int64_t drawn = 0;
   while (drawn < limit && static_cast<int64_t>(events.size()) < target) {
     const int64_t count = std::min<int64_t>(262144, limit - drawn);
-    const uint64_t first = o.first_sample + pilot + drawn;
-    const LabelledBatch batch = source.draw(first, count, o.threads);
-    std::vector<std::vector<Event>> found = events_in_batch(batch, count, first, proxies, truth, rep, k, d, o.threads);
-    for (auto& f : found)
-      for (auto& e : f) events.push_back(std::move(e));  // sample order: independent of threads
+    const std::pair<int64_t, int64_t> block = o.processes.share(count);
+    for (int r = 0; r < o.processes.size; ++r) {
+      const std::pair<int64_t, int64_t> theirs = o.processes.share_of(r, count);
+      rep.samples_by_process[static_cast<size_t>(r)] += theirs.second - theirs.first;
+    }
+    const uint64_t first = o.first_sample + pilot + drawn + block.first;
+    const int64_t share = block.second - block.first;
+    const LabelledBatch batch = source.draw(first, share, o.threads);
+    std::vector<Event> mine;
+    for (auto& f : events_in_batch(batch, share, first, proxies, truth, rep, k, d, o.threads))
+      for (auto& e : f) mine.push_back(std::move(e));  // sample order: independent of threads
+    if (o.processes.size > 1) mine = unpack_events(o.processes.all_gather(pack_events(mine)), d);  // and of processes
+    for (auto& e : mine) events.push_back(std::move(e));
     drawn += count;
     progress.update(drawn);
-    if (o.max_seconds > 0 && seconds_since(start) > o.max_seconds) break;
+    if (o.max_seconds > 0 && first_process_value(o.processes, seconds_since(start) > o.max_seconds)) break;
   }
   return drawn;
 }

@@ -10,6 +10,7 @@
 // exceeds `trim` times the median are dropped and the fit repeated.
 #pragma once
 
+#include "util/processes.hpp"
 #include "data/oracle.hpp"
 
 #include <cstdint>
@@ -28,6 +29,10 @@ struct MarginOptions {
   double trim = 5.0;              // drop events with residual > trim · median, then refit
   int threads = 1;
   uint64_t first_sample = 0;
+  // Processes sharing the loop after the pilot (util/processes.hpp): each draws its
+  // block of every batch and finds its events, merged in sample order, so the
+  // events are the same for any count.
+  Processes processes;
 };
 
 struct MarginTruth {
@@ -40,6 +45,7 @@ struct MarginReport {
   double threshold = 0;      // the margin threshold used
   int64_t pilot_samples = 0;
   int64_t samples = 0;       // after the pilot
+  std::vector<int64_t> samples_by_process;  // of `samples`, what each process drew
   int64_t events = 0, events_kept = 0;
   int event_rank = 0;        // rank of the matrix of accepted tokens x_{j*} (d needed)
   // The fit's own error estimate, ‖Ŵ − W_Σ‖_F ≈ √(tr((TᵀT)⁻¹) · ‖residual‖_F² / (n − d))

@@ -126,8 +126,8 @@ double tuple_error(const std::vector<const PointDesign*>& tuple, const Batch& tr
 // `threads` threads, then every process's block gathered in rank order. f must
 // be a pure function of i, so the vector does not depend on the split.
 template <class F>
-std::vector<double> evaluate_shared(int64_t n, const NetProcesses& procs, int threads, int chunk, const F& f) {
-  const int64_t lo = n * procs.rank / procs.size, hi = n * (procs.rank + 1) / procs.size;
+std::vector<double> evaluate_shared(int64_t n, const Processes& procs, int threads, int chunk, const F& f) {
+  const int64_t lo = procs.share(n).first, hi = procs.share(n).second;
   std::vector<double> mine(static_cast<size_t>(hi - lo));
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
   for (int64_t i = lo; i < hi; ++i) mine[i - lo] = f(i);
@@ -477,11 +477,6 @@ std::vector<Eigen::VectorXd> ball_cell_centres(int axes, int g, double t_max) {
   return kept;
 }
 
-bool first_process_value(const NetProcesses& processes, bool value) {
-  if (processes.size == 1) return value;
-  return processes.all_gather({value ? 1.0 : 0.0}).front() != 0;
-}
-
 NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
                              const NetOptions& o) {
   const NetSetup setup = prepare(source, x0, dirs, m, o);
@@ -501,9 +496,7 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
                      const NetOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const int d = source.d(), axes = m - 1;
-  if (o.processes.size < 1 || o.processes.rank < 0 || o.processes.rank >= o.processes.size ||
-      (o.processes.size > 1 && !o.processes.all_gather))
-    throw std::invalid_argument("stage 6: processes need 0 ≤ rank < size and an all-gather when size > 1");
+  check_processes(o.processes, "stage 6");
   const NetSetup setup = prepare(source, x0, dirs, m, o);
   NetResult result;
   NetReport& rep = result.report;

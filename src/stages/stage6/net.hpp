@@ -29,13 +29,14 @@
 // with fewer points, so the same tuple budget buys a finer G. m = 2 keeps the
 // grid of the interval's vertices its committed runs were made with.
 //
-// Every loop over tuples can be shared by processes (NetProcesses: the CLI's MPI
-// ranks): each evaluates a contiguous block, the blocks are gathered in rank
+// Every loop over tuples can be shared by processes (util/processes.hpp: the CLI's
+// MPI ranks): each evaluates a contiguous block, the blocks are gathered in rank
 // order, and the argmin takes the lowest index among equals, so the result is the
 // same bytes for every process and thread count.
 #pragma once
 
 #include "data/oracle.hpp"
+#include "util/processes.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -43,20 +44,6 @@
 #include <vector>
 
 namespace mha {
-
-// The processes that share stage 6's tuple loops. Every process runs the same
-// deterministic computation up to stage 6 and makes the same sequence of calls;
-// all_gather concatenates every process's vector in rank order (an all-gather of
-// varying sizes). Default: one process. The library has no MPI; the CLI supplies
-// it (src/cli/processes_mpi.cpp).
-struct NetProcesses {
-  int rank = 0, size = 1;
-  std::function<std::vector<double>(const std::vector<double>& mine)> all_gather;  // needed when size > 1
-};
-
-// `value` as the first process has it, on every process (one all-gather): for
-// decisions that read a clock, which would otherwise differ between processes.
-bool first_process_value(const NetProcesses& processes, bool value);
 
 struct NetOptions {
   int64_t train_samples = 0;       // 0: max(64, 8·m·d/k), so N·k ≥ 8·md (md unknowns per output column)
@@ -68,7 +55,7 @@ struct NetOptions {
   int threads = 1;
   uint64_t first_sample = 0;
   int64_t max_joint_moves = 9;     // refinement: the joint pattern while (3^{m−1})^m ≤ this, else head by head
-  NetProcesses processes;          // who shares the tuple loops (default: this process alone)
+  Processes processes;             // who shares the tuple loops (default: this process alone)
 };
 
 struct NetReport {
