@@ -6,6 +6,7 @@
 #include "learn/reference_checks.hpp"
 #include "learn/steps.hpp"
 #include "util/format.hpp"
+#include "util/memory.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -47,6 +48,7 @@ struct Run {
   // round follows) or by a failure or the time budget (straight to the reference paths).
   void end_rounds(bool completed = false) {
     s.current.reset();
+    release_freed_memory();  // the round's body: its slabs' pages back to the system
     if (completed && wants_final_round(p.o, s)) {
       s.final_round = true;
       ++s.round;
@@ -61,8 +63,8 @@ struct Run {
 void step_sculpt(Run& run) {
   Pipeline& p = run.p;
   LearnState& s = run.s;
-  // Under MPI (o.net.processes) every rank follows rank 0's clock, so all run the same rounds.
-  if (first_process_value(p.o.net.processes, p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds)) {
+  // Under MPI (o.processes) every rank follows rank 0's clock, so all run the same rounds.
+  if (first_process_value(p.o.processes, p.o.max_seconds > 0 && run.elapsed() > p.o.max_seconds)) {
     p.rep.message = format("time budget of %.0f s reached before round %d", p.o.max_seconds, s.round);
     return run.end_rounds();
   }
@@ -86,9 +88,18 @@ void step_sculpt(Run& run) {
   s.next = LearnStep::span;
 }
 
+// Stage 5. After it only the reference paths read the round's slabs again
+// (selected_body_checked); when they do not, the round keeps its centre, the
+// body's dimension and radius, and not its slabs — at (64,2,2) those are 16384 ×
+// 4096 doubles (537 MB), which stage 6's designs and the next round's body would
+// otherwise join (docs/bench/memory.md).
 void step_span(Run& run) {
   LearnRound& cur = *run.s.current;
   cur.span = run_span(run.p, run.s.round, *cur.sculpt);
+  if (!selected_body_checked(run.p)) {
+    cur.sculpt->body = ConvexBody(cur.sculpt->body.dim(), cur.sculpt->body.radius());
+    release_freed_memory();
+  }
   run.s.next = LearnStep::net;
 }
 
@@ -143,6 +154,7 @@ void step_margin(Run& run) {
     s.final_w_standard_error = s3.report.relative_standard_error;
   }
   s.current.reset();
+  release_freed_memory();
   ++s.round;
   s.next = LearnStep::sculpt;
 }

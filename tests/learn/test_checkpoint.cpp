@@ -402,15 +402,22 @@ static void checkpoint_malformed() {
   f4.resize(f4.size() - 400);
   f.arrays["array-0000000000000000.npy"] = f4;
   refused(f, "must hold float64 values", false);
-  // A body whose slab is not finite.
-  f = good;
-  const std::string eta = doc["state"]["current"]["sculpt"]["slab_eta"];
-  NpyResult e = parse_npy(f.arrays[eta], "eta");
+  // A body whose slab is not finite: before stage 5, while the round holds its slabs
+  // (after it a run without the reference paths drops them: learner.cpp, step_span).
+  const CheckpointFiles with_slabs = serialise_checkpoint(state_before(LearnStep::span, 0), kMatch, kProvenance);
+  json slabs_doc = json::parse(with_slabs.manifest);
+  const std::string eta = slabs_doc["state"]["current"]["sculpt"]["slab_eta"];
+  NpyResult e = parse_npy(with_slabs.arrays.at(eta), "eta");
   REQUIRE(e.ok);
+  REQUIRE(!e.array.f64.empty());
   e.array.f64[0] = -1;
-  f = edited([&](json& d) { d["state"]["current"]["sculpt"]["slab_eta"] = "array-0000000000000001.npy"; });
+  f = with_slabs;
+  slabs_doc["state"]["current"]["sculpt"]["slab_eta"] = "array-0000000000000001.npy";
+  f.manifest = slabs_doc.dump();
   f.arrays["array-0000000000000001.npy"] = npy_bytes_float64(e.array.shape, e.array.f64.data());
   refused(f, "state.current.sculpt: slab 0 is not finite or has a negative width", false);
+  // After stage 5 the round has no slabs: an empty body round-trips.
+  CHECK(json::parse(good.manifest)["state"]["current"]["sculpt"]["dim"] == 100);
 }
 
 // Checkpoints in a directory replace each other atomically and leave no stale files.

@@ -2,6 +2,8 @@
 
 #include "numeric/softmax.hpp"
 
+#include <algorithm>
+
 namespace mha {
 
 AttentionLinearization::AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads)
@@ -94,10 +96,26 @@ Eigen::VectorXd AttentionLinearization::gram_diagonal() const {
 }
 
 Eigen::MatrixXd AttentionLinearization::head_gram_block(int head) const {
-  const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_, rows = n * k_ * k_;
-  Eigen::MatrixXd z(rows, dd), kz(rows, dd);
+  const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_;
+  // Z and KZ a chunk of samples at a time: whole, they are N·k²·d² doubles each
+  // (1.1 GB together at (64,2,2) with 4352 samples; docs/bench/memory.md).
+  const int64_t chunk_rows = std::min(n, kGramSampleChunk) * k_ * k_;
+  Eigen::MatrixXd z(chunk_rows, dd), kz(chunk_rows, dd);
+  Eigen::MatrixXd block = Eigen::MatrixXd::Zero(dd, dd);
+  for (int64_t first = 0; first < n; first += kGramSampleChunk) {
+    const int64_t count = std::min(kGramSampleChunk, n - first);
+    gram_rows(head, first, count, z, kz);
+    add_gram_chunk(z.topRows(count * k_ * k_), kz.topRows(count * k_ * k_), block);
+  }
+  return block;
+}
+
+void AttentionLinearization::gram_rows(int head, int64_t first, int64_t count, Eigen::MatrixXd& z,
+                                       Eigen::MatrixXd& kz) const {
+  const int64_t dd = int64_t{d_} * d_;
 #pragma omp parallel for schedule(static) num_threads(threads_)
-  for (int64_t t = 0; t < n; ++t) {
+  for (int64_t u = 0; u < count; ++u) {
+    const int64_t t = first + u;
     const MatD& x = xs_[t];
     const MatD& a = attention_[t * m_ + head];
     const MatD& v = values_[t * m_ + head];
@@ -106,25 +124,27 @@ Eigen::MatrixXd AttentionLinearization::head_gram_block(int head) const {
       MatD centred(k_, d_);
       for (int l = 0; l < k_; ++l) centred.row(l) = a(row, l) * (v.row(l) - y_head);
       const MatD weights = centred * centred.transpose();  // K (k × k)
-      const int64_t first = (t * k_ + row) * k_;
+      const int64_t row0 = (u * k_ + row) * k_;
       for (int l = 0; l < k_; ++l) {
         const MatD outer = x.row(row).transpose() * x.row(l);  // x_row ⊗ x_l, row-major (p, q)
-        z.row(first + l) = Eigen::Map<const Eigen::RowVectorXd>(outer.data(), dd);
+        z.row(row0 + l) = Eigen::Map<const Eigen::RowVectorXd>(outer.data(), dd);
       }
-      kz.middleRows(first, k_) = weights * z.middleRows(first, k_);
+      kz.middleRows(row0, k_) = weights * z.middleRows(row0, k_);
     }
   }
+}
+
+void AttentionLinearization::add_gram_chunk(const Eigen::Ref<const Eigen::MatrixXd>& z,
+                                            const Eigen::Ref<const Eigen::MatrixXd>& kz, Eigen::MatrixXd& block) const {
   // Fixed-width column chunks: each chunk's product has the same shape (and so
   // the same summation order) whatever the thread count.
   constexpr int64_t kColumnChunk = 256;
-  const int64_t chunks = (dd + kColumnChunk - 1) / kColumnChunk;
-  Eigen::MatrixXd block(dd, dd);
+  const int64_t dd = block.cols(), chunks = (dd + kColumnChunk - 1) / kColumnChunk;
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t ch = 0; ch < chunks; ++ch) {
     const int64_t begin = ch * kColumnChunk, size = std::min(dd, begin + kColumnChunk) - begin;
-    block.middleCols(begin, size).noalias() = z.transpose() * kz.middleCols(begin, size);
+    block.middleCols(begin, size).noalias() += z.transpose() * kz.middleCols(begin, size);
   }
-  return block;
 }
 
 }  // namespace mha

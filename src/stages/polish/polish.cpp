@@ -255,21 +255,30 @@ class MatrixFreeModel {
     return out;
   }
 
-  // Cholesky of each head's H_i + λ·diag_i; a head whose block is not positive
-  // definite in floating point falls back to its diagonal.
+  // Cholesky of each head's H_i + λ·diag_i, in place in factors_[i] (one d²×d²
+  // matrix per head beside the cached blocks: 134 MB each at d = 64); a head whose
+  // block is not positive definite in floating point falls back to its diagonal.
   void factor_preconditioner(double lambda) {
     const int m = static_cast<int>(cache_.head_blocks.size());
     const int64_t dd = cache_.head_blocks.front().rows();
-    factors_.assign(m, Eigen::LLT<Eigen::MatrixXd>());
+    factors_.resize(m);
     factored_.assign(m, 0);
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < m; ++i) {
-      Eigen::MatrixXd damped = cache_.head_blocks[i];
-      damped.diagonal() += lambda * diag_.segment(i * dd, dd);
-      factors_[i].compute(damped);
-      factored_[i] = factors_[i].info() == Eigen::Success;
+      factors_[i] = cache_.head_blocks[i];  // the same size from the second call on: no new allocation
+      factors_[i].diagonal() += lambda * diag_.segment(i * dd, dd);
+      const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(factors_[i]);
+      factored_[i] = llt.info() == Eigen::Success;
     }
     lambda_ = lambda;
+  }
+
+  // (L Lᵀ)⁻¹ r for the lower-triangular factor L that factor_preconditioner left in `l`.
+  static Eigen::VectorXd cholesky_solve(const Eigen::MatrixXd& l, const Eigen::VectorXd& r) {
+    Eigen::VectorXd x = r;
+    l.triangularView<Eigen::Lower>().solveInPlace(x);
+    l.transpose().triangularView<Eigen::Upper>().solveInPlace(x);
+    return x;
   }
 
   Eigen::VectorXd precondition(const Eigen::VectorXd& r) const {
@@ -278,7 +287,7 @@ class MatrixFreeModel {
     Eigen::VectorXd out(r.size());
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < m; ++i)
-      out.segment(i * dd, dd) = factored_[i] ? Eigen::VectorXd(factors_[i].solve(r.segment(i * dd, dd)))
+      out.segment(i * dd, dd) = factored_[i] ? cholesky_solve(factors_[i], r.segment(i * dd, dd))
                                              : Eigen::VectorXd(r.segment(i * dd, dd).cwiseQuotient(
                                                    (1 + lambda_) * diag_.segment(i * dd, dd)));
     return out;
@@ -290,7 +299,7 @@ class MatrixFreeModel {
   PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
   Eigen::VectorXd gradient_, diag_;
-  std::vector<Eigen::LLT<Eigen::MatrixXd>> factors_;
+  std::vector<Eigen::MatrixXd> factors_;  // Cholesky factors (lower triangle) of the damped head blocks
   std::vector<char> factored_;
   double lambda_ = 0;
   int64_t cg_iterations_ = 0;
