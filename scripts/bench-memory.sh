@@ -17,6 +17,8 @@ build=${BUILD_DIR:-build/release}
 cmake --preset release -B "$build" >/dev/null
 cmake --build "$build" --target mhalearn mhalearn_bench -j "$(nproc)"
 
+# What the binaries were built from (sources edited during the run do not count).
+dirty=$(git diff --quiet HEAD -- src bench 2>/dev/null || echo " with uncommitted changes to src/ or bench/")
 out=docs/bench/memory
 mkdir -p "$out"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -45,7 +47,6 @@ if [[ "${1:-}" != --centre-only ]]; then
   wait
 fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-dirty=$(git diff --quiet HEAD -- src bench 2>/dev/null || echo " with uncommitted changes to src/ or bench/")
 python3 - "$out/run.json" <<PY
 import json, sys
 json.dump({"command": "scripts/bench-memory.sh${*:+ $*}", "centre_command": """${centre_command[*]}""",

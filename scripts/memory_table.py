@@ -28,6 +28,11 @@ MAX_SLABS = 2 ** 14  # learn/options.cpp, kMaxExtendedSlabs
 GB = 1e9
 
 
+def secs(x):
+    """Seconds as a reader compares them: 527, 45.3, 0.035."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def centre_rows(bench):
     """{(method, d): counters} of the BM_Centre entries."""
     out = {}
@@ -87,7 +92,7 @@ def centre_section(rows):
     body = []
     for (method, d), e in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         formula = e["dense_centre_bytes"] if method == "dense" else e["streamed_centre_bytes"]
-        body.append([str(d), f"{int(e['unknowns'])}", f"{int(e['slabs'])}", method, fmt(e["seconds"], 3),
+        body.append([str(d), f"{int(e['unknowns'])}", f"{int(e['slabs'])}", method, secs(e["seconds"]),
                      f"{e['peak_growth_bytes'] / 1e6:.0f}", f"{formula / 1e6:.0f}"])
     text += table(["d", "n = d²", "slabs N", "method", "seconds", "peak growth (MB)", "formula (MB)"], body, "rrrlrrr")
     return text
@@ -108,15 +113,15 @@ def learn_section(directory, run):
             "reference paths off, as there).", ""]
     text += table(["run", "wall (s)", "user + system CPU (s)", "peak resident set (GB)",
                    "max(Θ, W) error before polishing", "after polishing", "samples"],
-                  [["this page's", fmt(wall, 3), fmt(user + system, 3), f"{peak / GB:.2f}",
+                  [["this page's", secs(wall), secs(user + system), f"{peak / GB:.2f}",
                     fmt(error(report, "errors_before_polish"), 2), fmt(error(report), 2),
                     f"{report['samples_total']:.3g}"],
                    [f"earlier (commit {earlier['provenance']['git_commit'][:7]}, {earlier['provenance']['build']['cpu']})",
-                    fmt(e_wall, 3), fmt(e_user + e_system, 3), f"{e_peak / GB:.2f}",
+                    secs(e_wall), secs(e_user + e_system), f"{e_peak / GB:.2f}",
                     fmt(error(earlier, "errors_before_polish"), 2), fmt(error(earlier), 2),
                     f"{earlier['samples_total']:.3g}"]], "lrrrrrr")
     text += ["", f"Target: peak ≤ {TARGET_BYTES / GB:.0f} GB (10⁹ bytes) — **{verdict}** "
-             f"({peak / GB:.3f} GB, GNU time's maximum resident set). The earlier run's files: "
+             f"({peak / GB:.3f} GB, GNU time's maximum resident set; GB = 10⁹ bytes). The earlier run's files: "
              f"[{EARLIER}.time](../../{EARLIER}.time), [report](../../{EARLIER}.report.json).", ""]
     peaks = peaks_by_stage(report, trace)
     text += ["Largest resident set sampled (every 2 s) within each kind of stage, the stages laid end to end "
@@ -137,22 +142,30 @@ def projection_section(rows):
             "on the log–log points above; its flop count is about 2Nn² + (8/3)n³ with n = d², N ≤ 2¹⁴, i.e. "
             "d⁶ once N is capped). The learner computes one centre per round; the (64,2,2) run above ran 6 rounds "
             "(round 0, four refinement rounds, the final round).", ""]
-    body = []
+    body, projected = [], {}
     for d in (64, 128, 256):
         n = d * d
         slabs = min(8 * n, MAX_SLABS)
         seconds = s_last * (d / d_last) ** alpha
         slab_bytes = 8.0 * slabs * n
-        centre_bytes = 8.0 * (2 * (n + 1) ** 2 + 1024 * (n + 1))
+        centre_bytes = 8.0 * ((n + 1) ** 2 + max(1024, n / 2) * (n + 1))  # ConvexBody::streamed_centre_bytes
         polish_bytes = 8.0 * 2 * 2 * n * n  # m = 2 head blocks of JᵀJ and their Cholesky factors
-        body.append([str(d), str(n), str(slabs), fmt(seconds, 2) + (" (measured)" if d == d_last else ""),
-                     fmt(6 * seconds / 3600, 2), f"{slab_bytes / GB:.2f}", f"{centre_bytes / GB:.2f}",
+        projected[d] = (seconds, max(slab_bytes + centre_bytes, polish_bytes))
+        body.append([str(d), str(n), str(slabs), secs(seconds) + (" (measured)" if d == d_last else ""),
+                     f"{6 * seconds / 3600:.2g}", f"{slab_bytes / GB:.2f}", f"{centre_bytes / GB:.2f}",
                      f"{polish_bytes / GB:.2f}"])
     text += table(["d", "n", "slabs", "one centre (s)", "6 centres (h)", "slabs (GB)", "centre (GB)",
                    "polishing's blocks (GB)"], body, "rrrrrrrr")
-    text += ["", "So (128,2,2) end to end does not fit in an hour on this machine: its six centres alone are "
-             "projected above. The memory columns are the formulas (slabs N·n doubles; the streamed centre "
-             "2(n+1)² + 1024(n+1); polishing's preconditioner m blocks of n² and their factors), not measurements."]
+    s128, m128 = projected[128]
+    s256, m256 = projected[256]
+    text += ["", f"So (128,2,2) end to end does not fit in an hour on this machine: its six centres alone are "
+             f"projected at {6 * s128 / 3600:.1f} h ({secs(s128)} s each). Its peak memory, the larger of the slabs with the "
+             f"centre and polishing's blocks (the slabs are dropped before polishing), would be {m128 / GB:.1f} GB: "
+             f"within this machine's 24 GB. At d = 256 the same is {m256 / GB:.0f} GB and {6 * s256 / 3600:.0f} h: "
+             "polishing's block preconditioner and the dense centre both have to change before d = 256 can run. "
+             "The memory columns are the formulas (slabs N·n doubles; the streamed centre "
+             "(n+1)² + max(1024, n/2)·(n+1) doubles; polishing's preconditioner m blocks of n² doubles and their "
+             "factors), not measurements. GB here is 10⁹ bytes."]
     return text
 
 
