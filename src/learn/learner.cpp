@@ -278,6 +278,14 @@ LearnResult learn_layer(const SampleSource& full_source, const LearnOptions& opt
   const int64_t polish_reserve = finite && o.polish ? polish_samples_needed(d, k, m, o.polish_options) : 0;
   const PrefixSource source(full_source, full_source.available() - polish_reserve);
   LearnState s = resume ? *resume : LearnState{};
+  if (o.processes.size > 1)  // count what the processes exchange (the report's processes record)
+    o.processes.all_gather = [gather = o.processes.all_gather, &report = s.report](const std::vector<double>& mine) {
+      std::vector<double> all = gather(mine);
+      ++report.gathers;
+      report.gathered_doubles_sent += static_cast<int64_t>(mine.size());
+      report.gathered_doubles_received += static_cast<int64_t>(all.size());
+      return all;
+    };
   Pipeline p{source, o, truth_instance, truth_instance ? &truth_instance->layer : nullptr, s.report,
              k, d, m, polish_reserve};
 

@@ -65,9 +65,10 @@ struct LearnOptions {
   LearnVariant variant = LearnVariant::extended;
   int threads = 1;
   // The processes (MPI ranks, util/processes.hpp) that share the sample loops of
-  // stages 2 and 4 and stage 6's tuple loops; every other stage runs on each. Any
-  // count gives the bytes of one process; each rank's sample counts are in the report.
-  Processes processes;
+  // stages 1–4 (stage 3's after its pilot) and stage 6's tuple loops; every other
+  // part runs on each. Any count gives the bytes of one process; each rank's sample
+  // counts are in the report.
+  Processes processes = {};
   double max_seconds = 0;            // overall time budget (0: none): no new round starts after it
   int64_t stage1_samples = 200000;
   int max_rounds = 5;                // sculpt/refine rounds (round 0 sculpts with the stage-1 Ŵ)

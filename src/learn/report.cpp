@@ -65,7 +65,10 @@ json to_json(const LearnReport& r) {
   // Only for a run shared by processes (MPI ranks): one process's report keeps its keys.
   if (r.shared_samples_by_process.size() > 1)
     out["processes"] = {{"count", r.shared_samples_by_process.size()},
-                        {"shared_samples_by_process", r.shared_samples_by_process}};
+                        {"shared_samples_by_process", r.shared_samples_by_process},
+                        {"this_process_gathers", r.gathers},
+                        {"this_process_bytes_sent", 8 * r.gathered_doubles_sent},
+                        {"this_process_bytes_received", 8 * r.gathered_doubles_received}};
   // Only when the reference step ran: a run without it keeps the keys it always had.
   if (!r.reference.empty()) {
     json rows = json::array();

@@ -57,10 +57,12 @@ struct LearnReport {
   int best_round = -1;
   int64_t samples_paper = 0, samples_polish = 0, samples_total = 0, validation_samples = 0;
   // The samples drawn in the loops the processes share (LearnOptions::processes:
-  // stages 2, 3 and 4 after their pilots), by the process that drew them; every
+  // stages 1–4, after stage 3's and 4's pilots), by the process that drew them; every
   // process draws the other samples itself. A round that reads its samples again
   // (steps.cpp, run_sculpt) counts them twice here, once in samples_total.
   std::vector<int64_t> shared_samples_by_process;
+  // What this process exchanged with the others (all-gathers, doubles sent and received).
+  int64_t gathers = 0, gathered_doubles_sent = 0, gathered_doubles_received = 0;
   double seconds = 0;
   bool ok = false;
   std::string message;

@@ -83,6 +83,13 @@ int64_t final_sculpt_budget(const LearnOptions& o) {
 
 // ---- Stage 1 -----------------------------------------------------------------
 
+// The samples each process drew in a sample loop the processes share.
+static void count_shared_samples(Pipeline& p, const std::vector<int64_t>& mine) {
+  std::vector<int64_t>& all = p.rep.shared_samples_by_process;
+  all.resize(std::max(all.size(), mine.size()), 0);
+  for (size_t r = 0; r < mine.size(); ++r) all[r] += mine[r];
+}
+
 MatD run_stage1(Pipeline& p) {
   if (p.o.oracle.stage1) {
     p.record(oracle_record("1", -1, "W_sum = Σ W_i from the truth"));
@@ -91,8 +98,10 @@ MatD run_stage1(Pipeline& p) {
   Stage1Options s1o;
   s1o.samples = p.o.stage1_samples;
   s1o.threads = p.o.threads;
+  s1o.processes = p.o.processes;
   s1o.first_sample = p.offset;
   const Stage1Result s1 = p.o.fast.stage1(p.source, s1o);
+  count_shared_samples(p, s1.samples_by_process);
   check_stage1_run(p, p.offset, s1.samples);
   p.offset += s1.samples;
   p.record(stage1_record(s1, p.truth));
@@ -100,13 +109,6 @@ MatD run_stage1(Pipeline& p) {
 }
 
 // ---- Stages 2 and 4 ------------------------------------------------------------
-
-// The samples each process drew in a sample loop the processes share.
-static void count_shared_samples(Pipeline& p, const std::vector<int64_t>& mine) {
-  std::vector<int64_t>& all = p.rep.shared_samples_by_process;
-  all.resize(std::max(all.size(), mine.size()), 0);
-  for (size_t r = 0; r < mine.size(); ++r) all[r] += mine[r];
-}
 
 SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_error, int final_index) {
   const bool crude = crude_widths(p, round);

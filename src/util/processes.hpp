@@ -17,7 +17,7 @@ namespace mha {
 
 struct Processes {
   int rank = 0, size = 1;
-  std::function<std::vector<double>(const std::vector<double>& mine)> all_gather;  // needed when size > 1
+  std::function<std::vector<double>(const std::vector<double>& mine)> all_gather = {};  // needed when size > 1
 
   // Process r's block [first, end) of `count` indices: count·r/size .. count·(r+1)/size.
   std::pair<int64_t, int64_t> share_of(int r, int64_t count) const {
@@ -25,6 +25,13 @@ struct Processes {
   }
   // This process's block.
   std::pair<int64_t, int64_t> share(int64_t count) const { return share_of(rank, count); }
+  // Adds each process's block size of `count` to by_process[r] (size entries).
+  void count_shares(int64_t count, std::vector<int64_t>& by_process) const {
+    for (int r = 0; r < size; ++r) {
+      const std::pair<int64_t, int64_t> block = share_of(r, count);
+      by_process[static_cast<size_t>(r)] += block.second - block.first;
+    }
+  }
   // Every process's `mine`, concatenated in rank order (`mine` itself for one process).
   std::vector<double> gather(const std::vector<double>& mine) const { return size == 1 ? mine : all_gather(mine); }
 };

@@ -3,13 +3,13 @@
 
 Generates small (10,2,2) and (10,2,3) instances and learns each with small
 budgets as one process on 1 thread, one process on 2 threads, and 1, 2 and 3 MPI
-ranks on 1 thread each (the sample loops of stages 2 and 4 and stage 6's tuple
+ranks on 1 thread each (the sample loops of stages 1–4 and stage 6's tuple
 loops shared between them); compares the learned layers and the reports byte for
 byte after dropping what records the clock, the machine or the job's layout
 (tests/golden/golden.py's normalisation — provenance and "seconds" keys — and
 the report's "processes" record). Checks that only rank 0 printed, and that the
-"processes" record of a shared run gives every rank a share (within 1% of each
-other), adding up to the same total for 2 and 3 ranks.
+"processes" record of a shared run gives every rank a share (as even as the
+batches' splits allow), adding up to the same total for 2 and 3 ranks.
 
   mpi_net.py --tool build/release/mhalearn --mpirun /usr/bin/mpiexec
 """
@@ -46,9 +46,15 @@ def run(argv, folder, env):
     return done.stdout
 
 
+# How far two ranks' shares may differ: the split of a batch differs by at most one
+# stage-1 block of 4096 samples (stage 1 splits whole blocks; these budgets give it one
+# batch) and one sample per batch of the other loops (fewer than 100 batches here).
+SHARE_SPREAD = 4096 + 100
+
+
 def shared_samples(name, report_path, ranks, errors):
-    """The report's shares of the shared loops' samples, by rank (None for one process): each rank drew
-    within 1% of every other's share."""
+    """The report's shares of the shared loops' samples, by rank (None for one process): every rank
+    drew some, and no two shares differ by more than SHARE_SPREAD."""
     record = json.load(open(report_path)).get("processes")
     if ranks == 1:
         if record is not None:
@@ -58,7 +64,7 @@ def shared_samples(name, report_path, ranks, errors):
         errors.append(f"{name}: no processes record of {ranks} ranks: {record}")
         return None
     shares = record["shared_samples_by_process"]
-    if len(shares) != ranks or min(shares) <= 0 or max(shares) > 1.01 * min(shares):
+    if len(shares) != ranks or min(shares) <= 0 or max(shares) - min(shares) > SHARE_SPREAD:
         errors.append(f"{name}: shares {shares}")
     print(f"mpi_net: {name}: shared samples by rank {shares}")
     return sum(shares)

@@ -5,6 +5,7 @@
 #include "instances.hpp"
 #include "stages/stage1/check.hpp"
 #include "stages/stage1/wsum.hpp"
+#include "thread_ranks.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,45 @@ TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism
   REQUIRE(one.samples == 70000);
   REQUIRE(std::memcmp(one.w_hat.data(), two.w_hat.data(), 64 * sizeof(double)) == 0);
   REQUIRE(std::memcmp(one.standard_error.data(), two.standard_error.data(), 64 * sizeof(double)) == 0);
+}
+
+TEST_CASE("stage 1 shared by 2 and 3 processes is bit-identical to one process", "[stage1][determinism]") {
+  // 300001 samples: 74 blocks of 4096 over two batches of 64 blocks, the last block short.
+  test::LayerCase c;
+  c.shape = {3, 8, 2};
+  c.scale = 4;
+  c.seed = 5;
+  Instance inst;
+  inst.layer = test::make_layer(c);
+  inst.k = 3;
+  const SampleOracle oracle(inst, 17);
+  const Stage1Result one = stage1_estimate_wsum(oracle, {300001, 1});
+  REQUIRE(one.samples_by_process == std::vector<int64_t>{300001});
+  for (int size : {2, 3})
+    test::run_as_ranks(size, [&](const Processes& p) {
+      Stage1Options o{300001, 1};
+      o.processes = p;
+      const Stage1Result r = stage1_estimate_wsum(oracle, o);
+      INFO(size << " processes, rank " << p.rank);
+      CHECK(r.samples == one.samples);
+      CHECK(std::memcmp(r.w_hat.data(), one.w_hat.data(), 64 * sizeof(double)) == 0);
+      CHECK(std::memcmp(r.standard_error.data(), one.standard_error.data(), 64 * sizeof(double)) == 0);
+      int64_t sum = 0;
+      for (int64_t n : r.samples_by_process) sum += n;
+      CHECK(sum == 300001);
+      CHECK(r.samples_by_process.size() == static_cast<size_t>(size));
+    });
+  // The tester: a process that adds only its own blocks gets another Ŵ.
+  Stage1Options alone{300001, 1};
+  alone.processes.rank = 1;
+  alone.processes.size = 2;
+  alone.processes.all_gather = [](const std::vector<double>& mine) {  // the others' blocks as zeros
+    std::vector<double> all(mine.size() * 2, 0.0);
+    std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(all.size() - mine.size()));
+    return all;
+  };
+  const Stage1Result own = stage1_estimate_wsum(oracle, alone);
+  CHECK(std::memcmp(own.w_hat.data(), one.w_hat.data(), 64 * sizeof(double)) != 0);
 }
 
 TEST_CASE("population stage-1 value is Σ_i M(Θ_i) W_i", "[stage1][population]") {

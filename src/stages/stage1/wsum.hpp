@@ -6,6 +6,7 @@
 // Fast path here; the population value by enumeration is population_stage1().
 #pragma once
 
+#include "util/processes.hpp"
 #include "data/oracle.hpp"
 
 #include <cstdint>
@@ -17,12 +18,17 @@ struct Stage1Options {
   int threads = 1;
   uint64_t first_sample = 0;    // offset into the source's stream
   double max_seconds = 0;       // 0: no time budget; else stop after the batch that exceeds it
+  // Processes sharing the loop (util/processes.hpp): each draws and reduces its
+  // blocks of every batch; the block partials are gathered and added in block
+  // order, so Ŵ is the same bytes for any count.
+  Processes processes = {};
 };
 
 struct Stage1Result {
   MatD w_hat;            // the estimate Ŵ
   MatD standard_error;   // entrywise sample standard deviation / sqrt(N)
   int64_t samples = 0;
+  std::vector<int64_t> samples_by_process;  // of `samples`, what each process drew
   double seconds = 0;
   bool budget_exhausted = false; // stopped by max_seconds or by the source running out
 };

@@ -275,10 +275,7 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
     // This process's block of the batch; the others draw and certify the rest.
     const std::pair<int64_t, int64_t> block = o.processes.share(count);
     const int64_t first = drawn + block.first, share = block.second - block.first;
-    for (int r = 0; r < o.processes.size; ++r) {
-      const std::pair<int64_t, int64_t> theirs = o.processes.share_of(r, count);
-      rep.samples_by_process[static_cast<size_t>(r)] += theirs.second - theirs.first;
-    }
+    o.processes.count_shares(count, rep.samples_by_process);
     source.draw_into(o.first_sample + first, share, o.threads, batch);
     std::vector<BatchOutcome> outcomes(static_cast<size_t>(std::max(o.threads, 1)));
     if (best_rows) certify.tau = selection.cutoff();  // the selection applies the residual
@@ -333,7 +330,7 @@ SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const S
   rep.rows_certified = rep.verdicts[static_cast<int>(RowVerdict::certified)];
   for (auto v : rep.verdicts) rep.rows_examined += v;
   rep.budget_exhausted = rep.constraints < target;
-  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.seconds = rep.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rep.rows_per_second = rep.rows_examined / std::max(rep.seconds, 1e-9);
   return result;
 }
@@ -355,7 +352,8 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
       rep.truth->sigma_assumption_violated = violated;
     }
   }
-  rep.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.centre_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.seconds += rep.centre_seconds;
   return result;
 }
 

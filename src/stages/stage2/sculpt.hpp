@@ -40,7 +40,7 @@ struct SculptOptions {
   // Processes sharing the loop (util/processes.hpp): each draws and certifies its
   // block of every batch, and the blocks' outcomes are merged in sample order, so
   // the body is the same bytes for any count.
-  Processes processes;
+  Processes processes = {};
 };
 
 // Measurements that need the true instance.
@@ -62,7 +62,9 @@ struct SculptReport {
   int64_t constraints = 0;
   int64_t duplicate_constraints = 0;    // slabs dropped as identical to a kept one (distinct_constraints)
   double tau_effective = 0;             // best_rows: the largest kept relative residual; threshold: certify.tau
-  double seconds = 0;
+  double seconds = 0;                   // sculpt_slabs: the loop's; sculpt_body: the loop and the centre
+  double loop_seconds = 0;              // the sample loop (the part the processes share)
+  double centre_seconds = 0;            // the least-squares centre (sculpt_body)
   bool budget_exhausted = false;        // stopped by samples or time before reaching the target
   int numerical_rank = 0;
   double gap = 0;                       // s_{m-1} / s_{m-2}: constrained vs free singular values

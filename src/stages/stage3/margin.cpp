@@ -181,10 +181,7 @@ int64_t collect_events(const SampleSource& source, const std::vector<MatD>& prox
   while (drawn < limit && static_cast<int64_t>(events.size()) < target) {
     const int64_t count = std::min<int64_t>(262144, limit - drawn);
     const std::pair<int64_t, int64_t> block = o.processes.share(count);
-    for (int r = 0; r < o.processes.size; ++r) {
-      const std::pair<int64_t, int64_t> theirs = o.processes.share_of(r, count);
-      rep.samples_by_process[static_cast<size_t>(r)] += theirs.second - theirs.first;
-    }
+    o.processes.count_shares(count, rep.samples_by_process);
     const uint64_t first = o.first_sample + pilot + drawn + block.first;
     const int64_t share = block.second - block.first;
     const LabelledBatch batch = source.draw(first, share, o.threads);
@@ -284,7 +281,9 @@ MarginResult refine_wsum(const SampleSource& source, const std::vector<MatD>& pr
   const int64_t limit = std::min<int64_t>(o.max_samples, samples_from(source, o.first_sample + pilot));
   std::vector<Event> events;
   Progress progress("stage 3: margins", limit);
+  const auto loop_start = std::chrono::steady_clock::now();
   rep.samples = collect_events(source, proxies, o, truth, rep, pilot, target, limit, start, progress, events);
+  rep.loop_seconds = seconds_since(loop_start);
   rep.events = static_cast<int64_t>(events.size());
   for (const Event& e : events) result.selected.push_back(e.where);
   rep.budget_exhausted = rep.events < target;

@@ -32,7 +32,7 @@ struct MarginOptions {
   // Processes sharing the loop after the pilot (util/processes.hpp): each draws its
   // block of every batch and finds its events, merged in sample order, so the
   // events are the same for any count.
-  Processes processes;
+  Processes processes = {};
 };
 
 struct MarginTruth {
@@ -46,6 +46,7 @@ struct MarginReport {
   int64_t pilot_samples = 0;
   int64_t samples = 0;       // after the pilot
   std::vector<int64_t> samples_by_process;  // of `samples`, what each process drew
+  double loop_seconds = 0;   // of `seconds`, the loop the processes share (after the pilot, before the fit)
   int64_t events = 0, events_kept = 0;
   int event_rank = 0;        // rank of the matrix of accepted tokens x_{j*} (d needed)
   // The fit's own error estimate, ‖Ŵ − W_Σ‖_F ≈ √(tr((TᵀT)⁻¹) · ‖residual‖_F² / (n − d))

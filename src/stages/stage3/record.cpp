@@ -9,7 +9,7 @@ StageRecord margin_record(const MarginResult& s3, int round) {
   StageRecord r{"3", round, mr.pilot_samples + mr.samples, mr.seconds, "", {}};
   r.details = {{"threshold", mr.threshold}, {"events", mr.events}, {"events_kept", mr.events_kept},
                {"event_rank", mr.event_rank}, {"relative_standard_error", mr.relative_standard_error},
-               {"budget_exhausted", mr.budget_exhausted}};
+               {"budget_exhausted", mr.budget_exhausted}, {"shared_loop_seconds", mr.loop_seconds}};
   r.summary = format("margin > %.2f: %lld events (%lld kept), relative SE %.2e", mr.threshold, (long long)mr.events,
                      (long long)mr.events_kept, mr.relative_standard_error);
   if (mr.truth) {

@@ -17,6 +17,7 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
                {"widths", heuristic_widths ? "heuristic (crude W_sum: optimistic sigma_min)" : "certification lemma under the stated assumptions"},
                {"numerical_rank", sr.numerical_rank}, {"gap", sr.gap}, {"tau_effective", sr.tau_effective},
                {"duplicate_constraints", sr.duplicate_constraints},
+               {"shared_loop_seconds", sr.loop_seconds}, {"centre_seconds", sr.centre_seconds},
                {"hull_error_bound", sr.hull_distance_bound / sr.hull_point_norm},
                {"hull_error_typical", sr.hull_distance_typical / sr.hull_point_norm}};
   r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,

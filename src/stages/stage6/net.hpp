@@ -55,7 +55,7 @@ struct NetOptions {
   int threads = 1;
   uint64_t first_sample = 0;
   int64_t max_joint_moves = 9;     // refinement: the joint pattern while (3^{m−1})^m ≤ this, else head by head
-  Processes processes;             // who shares the tuple loops (default: this process alone)
+  Processes processes = {};        // who shares the tuple loops (default: this process alone)
 };
 
 struct NetReport {
