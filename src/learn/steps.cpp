@@ -119,6 +119,7 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
   ResculptResult rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
   count_shared_samples(p, rs.sculpt.report.samples_by_process);
   bool heuristic_widths = crude;
+  double retry_seconds = 0, retry_loop_seconds = 0;  // the attempt the fallback below discards
   if (!crude && lemma_widths_too_few(p, rs)) {
     // Under the stated assumptions every row's width is vacuous (δ ≥ v̂): the
     // refined W_Σ is not yet accurate enough. Fall back to round 0's heuristic
@@ -128,13 +129,21 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
     ro.sculpt.first_sample = p.offset;
     ro.sculpt.certify.sigma_min = p.o.crude_sigma_min;
     ro.sculpt.certify.w_error = 0;
+    retry_seconds = rs.sculpt.report.seconds;
+    retry_loop_seconds = rs.sculpt.report.loop_seconds;
     rs = resculpt(p.source, w_sum, p.m, ro, p.truth);
     count_shared_samples(p, rs.sculpt.report.samples_by_process);
     heuristic_widths = true;
   }
   check_sculpt_run(p, round, w_sum, ro, rs);
   p.offset += rs.pilot_samples + rs.sculpt.report.samples;
-  p.record(sculpt_record(rs, ro, round, heuristic_widths));
+  StageRecord record = sculpt_record(rs, ro, round, heuristic_widths);
+  if (retry_seconds > 0) {  // the stage's time includes the discarded attempt's
+    record.seconds += retry_seconds;
+    record.details["shared_loop_seconds"] = rs.sculpt.report.loop_seconds + retry_loop_seconds;
+    record.details["discarded_attempt_seconds"] = retry_seconds;
+  }
+  p.record(std::move(record));
   if (rs.sculpt.body.size() == 0) p.rep.message = empty_body_message(p, rs, round);
   return std::move(rs.sculpt);
 }
