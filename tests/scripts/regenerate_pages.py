@@ -25,6 +25,8 @@ each page in its from-existing-runs mode and compares it with the committed one:
                      scripts/sample_loops_table.py (from docs/bench/sample_loops/)
   docs/bench/memory.md
                      scripts/memory_table.py (from docs/bench/memory/)
+  docs/bench/scaling.md
+                     scripts/scaling_table.py (from docs/bench/scaling/)
 
 docs/learner.md is not checked: it is written by hand now, and
 scripts/bench-learner.sh, which used to write it, is obsolete (scripts/README.md).
@@ -139,12 +141,14 @@ def main():
                                         "--bench-command", BENCH_COMMAND, "--out", "docs/benchmarks.md"])
         regenerate("sample_loops_table.py", ["scripts/sample_loops_table.py", "docs/bench/sample_loops"])
         regenerate("memory_table.py", ["scripts/memory_table.py", "docs/bench/memory"])
+        regenerate("scaling_table.py", ["scripts/scaling_table.py", "docs/bench/scaling"])
         if os.path.exists(calls):
             problems.append("a regeneration tried to make a run:\n  " + open(calls).read().replace("\n", "\n  "))
 
         stamp = re.compile(r"; started |page written on |^- Machine: |^- Git commit: ")
         checks = [("docs/diagnosis.md", None), ("docs/diagnosis/summary.json", None), ("docs/targets.md", None),
                   ("docs/bench/net.md", None), ("docs/bench/sample_loops.md", None), ("docs/bench/memory.md", None),
+                  ("docs/bench/scaling.md", None),
                   ("docs/results.md", lambda line: not stamp.search(line)),
                   ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
                   ("docs/benchmarks.md", lambda line: not stamp.search(line))]
