@@ -28,6 +28,7 @@ set(MHALEARN_PUBLIC_HEADERS
   stages/stage5/check.hpp stages/stage5/span.hpp
   stages/stage6/check.hpp stages/stage6/net.hpp stages/stage6/w_least_squares.hpp
   stages/polish/check.hpp stages/polish/polish.hpp
+  util/processes.hpp
   verify/verify.hpp)
 foreach(header IN LISTS MHALEARN_PUBLIC_HEADERS)
   get_filename_component(dir ${header} DIRECTORY)

@@ -80,6 +80,8 @@ class BidiagonalisedInPlace {
   Eigen::VectorXd superdiagonal() { return bidiagonal_.diagonal<1>(); }
   // x ← V x.
   void apply_v(Eigen::MatrixXd& x) const {
+    // Eigen forms blocks of x by pointer offset, undefined on an empty x's null data.
+    if (x.size() == 0) return;
     using Sequence = Eigen::HouseholderSequence<const Eigen::MatrixXd, Eigen::Diagonal<const Eigen::MatrixXd, 1>,
                                                 Eigen::OnTheRight>;
     Sequence v(householder_, householder_.diagonal<1>());
