@@ -7,6 +7,7 @@
 // shows the measurement can fail). Tolerances: tolerance::gamma with the
 // constants of tolerance::streamed_svd_backward_error, derived there.
 #include "bodies.hpp"
+#include "centre_bodies.hpp"
 #include "geometry/centre_streamed.hpp"
 #include "geometry/convex_body.hpp"
 #include "numeric/tolerance.hpp"
@@ -17,10 +18,6 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SVD>
-
-#include <malloc.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -34,27 +31,7 @@ namespace {
 
 using Method = ConvexBody::CentreMethod;
 
-// N slabs a = vec(x_aᵀ(x_j − x_a)) of random ±1 tokens (the learner's slabs),
-// b ~ N(0, 1), η ∈ [0.01, 0.1].
-ConvexBody token_body(int d, int slabs, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::bernoulli_distribution coin;
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> width(0.01, 0.1);
-  ConvexBody body(d * d, 20.0);
-  for (int r = 0; r < slabs; ++r) {
-    Eigen::VectorXd xa(d), xj(d);
-    for (int i = 0; i < d; ++i) {
-      xa(i) = coin(rng) ? 1.0 : -1.0;
-      xj(i) = coin(rng) ? 1.0 : -1.0;
-    }
-    std::vector<double> a(static_cast<size_t>(d) * d);
-    for (int i = 0; i < d; ++i)
-      for (int c = 0; c < d; ++c) a[static_cast<size_t>(i) * d + c] = xa(i) * (xj(c) - xa(c));
-    body.add({std::move(a), normal(rng), width(rng)});
-  }
-  return body;
-}
+using test::token_body;
 
 // [M | c] of the header's contract, dense.
 Eigen::MatrixXd weighted_rows(const ConvexBody& body) {
@@ -67,50 +44,6 @@ Eigen::MatrixXd weighted_rows(const ConvexBody& body) {
     a(static_cast<Eigen::Index>(r), n) = w * s.b;
   }
   return a;
-}
-
-long status_kb(const char* field) {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return -1;
-  char line[256];
-  long value = -1;
-  const size_t len = std::strlen(field);
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, field, len) == 0) value = std::atol(line + len);
-  std::fclose(f);
-  return value;
-}
-
-// The peak resident growth (bytes) of least_squares_centre(free, method) on `body`,
-// measured in a forked child: large blocks mmapped (so that what is freed leaves
-// the resident set), the peak reset, then VmHWM − VmRSS around the call. −1 when
-// /proc cannot tell.
-double centre_peak_growth(const ConvexBody& body, int free, Method method) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    malloc_trim(0);
-    if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {  // reset VmHWM (Linux ≥ 4.0); a fresh fork starts there anyway
-      std::fputs("5", f);
-      std::fclose(f);
-    }
-    const long before = status_kb("VmRSS:");
-    const ConvexBody::Centre c = body.least_squares_centre(free, method);
-    const long peak = status_kb("VmHWM:");
-    double growth = before < 0 || peak < 0 || c.x0.size() != body.dim() ? -1.0 : 1024.0 * double(peak - before);
-    if (write(fds[1], &growth, sizeof growth) != static_cast<ssize_t>(sizeof growth)) _exit(2);
-    _exit(0);
-  }
-  close(fds[1]);
-  double growth = -1;
-  if (pid < 0 || read(fds[0], &growth, sizeof growth) != static_cast<ssize_t>(sizeof growth)) growth = -1;
-  close(fds[0]);
-  if (pid > 0) waitpid(pid, nullptr, 0);
-  return growth;
 }
 
 }  // namespace
@@ -235,8 +168,8 @@ TEST_CASE("streamed centre's working memory at d = 32 stays within its bound; th
   // than twice the allowance.
   const ConvexBody body = token_body(32, 8192, 9);
   const double allowed = 1.25 * ConvexBody::streamed_centre_bytes(1024) + 8e6;
-  const double streamed = centre_peak_growth(body, 1, Method::streamed);
-  const double dense = centre_peak_growth(body, 1, Method::dense);
+  const double streamed = test::measure_centre_in_child(body, 1, Method::streamed).peak_growth_bytes;
+  const double dense = test::measure_centre_in_child(body, 1, Method::dense).peak_growth_bytes;
   INFO("peak growth: streamed " << streamed / 1e6 << " MB, dense " << dense / 1e6 << " MB, allowed " << allowed / 1e6
                                 << " MB");
   REQUIRE(streamed >= 0);

@@ -41,12 +41,16 @@ TEST_CASE("stage 1 shared by 2 and 3 processes is bit-identical to one process",
   const SampleOracle oracle(inst, 17);
   const Stage1Result one = stage1_estimate_wsum(oracle, {300001, 1});
   REQUIRE(one.samples_by_process == std::vector<int64_t>{300001});
-  for (int size : {2, 3})
-    test::run_as_ranks(size, [&](const Processes& p) {
+  for (int size : {2, 3}) {
+    std::vector<Stage1Result> shared(static_cast<size_t>(size));
+    test::run_as_ranks(size, [&](const Processes& p) {  // no Catch assertion in a rank's thread: they are not thread-safe
       Stage1Options o{300001, 1};
       o.processes = p;
-      const Stage1Result r = stage1_estimate_wsum(oracle, o);
-      INFO(size << " processes, rank " << p.rank);
+      shared[static_cast<size_t>(p.rank)] = stage1_estimate_wsum(oracle, o);
+    });
+    for (int rank = 0; rank < size; ++rank) {
+      const Stage1Result& r = shared[static_cast<size_t>(rank)];
+      INFO(size << " processes, rank " << rank);
       CHECK(r.samples == one.samples);
       CHECK(std::memcmp(r.w_hat.data(), one.w_hat.data(), 64 * sizeof(double)) == 0);
       CHECK(std::memcmp(r.standard_error.data(), one.standard_error.data(), 64 * sizeof(double)) == 0);
@@ -54,7 +58,8 @@ TEST_CASE("stage 1 shared by 2 and 3 processes is bit-identical to one process",
       for (int64_t n : r.samples_by_process) sum += n;
       CHECK(sum == 300001);
       CHECK(r.samples_by_process.size() == static_cast<size_t>(size));
-    });
+    }
+  }
   // The tester: a process that adds only its own blocks gets another Ŵ.
   Stage1Options alone{300001, 1};
   alone.processes.rank = 1;

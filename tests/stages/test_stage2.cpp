@@ -162,13 +162,16 @@ TEST_CASE("the sample loop shared by 2 and 3 processes gives the body and counts
   few.max_samples = 2;
   few.certify.tau = 1;
   const SculptResult two_samples = sculpt_slabs(oracle, inst.layer.w_sum(), few);
-  test::run_as_ranks(3, [&](const Processes& p) {
+  std::vector<SculptReport> reports(3);
+  test::run_as_ranks(3, [&](const Processes& p) {  // no Catch assertion in a rank's thread: they are not thread-safe
     SculptOptions ro = few;
     ro.processes = p;
-    const SculptResult r = sculpt_slabs(oracle, inst.layer.w_sum(), ro);
-    CHECK(r.report.samples_by_process == std::vector<int64_t>{0, 1, 1});
-    CHECK(r.report.verdicts == two_samples.report.verdicts);
+    reports[static_cast<size_t>(p.rank)] = sculpt_slabs(oracle, inst.layer.w_sum(), ro).report;
   });
+  for (const SculptReport& r : reports) {
+    CHECK(r.samples_by_process == std::vector<int64_t>{0, 1, 1});
+    CHECK(r.verdicts == two_samples.report.verdicts);
+  }
 }
 
 TEST_CASE("the shared sample loop's comparison rejects processes that keep only their own rows", "[stage2][determinism]") {

@@ -42,7 +42,8 @@ class ThreadGather {
   int64_t round_ = 0;
 };
 
-// run(processes) on `size` threads, each with its rank's Processes, joined.
+// run(processes) on `size` threads, each with its rank's Processes, joined. Catch's
+// assertions are not thread-safe: `run` stores its results, the caller checks them.
 inline void run_as_ranks(int size, const std::function<void(const Processes&)>& run) {
   ThreadGather gather(size);
   std::vector<std::thread> ranks;
