@@ -6,21 +6,25 @@
 // the CLI's one-line message; long computations release the GIL; progress goes
 // to stderr (when it is a terminal) exactly as in the CLI.
 #include "cli/fault_switch.hpp"
+#include "cli/hard_run.hpp"
 #include "cli/file_kinds.hpp"
 #include "cli/learn_checkpoints.hpp"
 #include "cli/learn_settings.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/option_ranges.hpp"
+#include "cli/stage_runs.hpp"
 #include "data/noisy_source.hpp"
 #include "learn/checkpoint.hpp"
 #include "mhalearn.hpp"
 #include "util/format.hpp"
 #include "numeric/precision.hpp"
+#include "stages/stage1/wsum_study.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -466,6 +470,206 @@ py::list verify_py(const Instance& inst, const std::vector<std::string>& request
   return out;
 }
 
+// --- stages 1 and 2, the SQ-hard family, the W-sum study ------------------------
+
+// `value` in the CLI's range of `flag` (cli/option_ranges.hpp), else ValueError
+// "fn: keyword must be in …".
+void check_range(const char* fn, const char* flag, double value) {
+  std::string keyword = std::string(flag).substr(2);
+  std::replace(keyword.begin(), keyword.end(), '-', '_');
+  if (auto e = cli::range_problem(cli::option_range(flag), value); !e.empty()) bad_input(std::string(fn) + ": " + keyword + " " + e);
+}
+
+// Where a stage function's samples come from, as the CLI's instance file or --x/--y.
+struct StageInput {
+  const Instance* truth = nullptr;
+  std::unique_ptr<SampleSource> source;
+  json options;  // the provenance's record of the source
+};
+
+StageInput stage_input(const char* fn, const std::optional<Instance>& inst, const std::optional<py::array>& x,
+                       const std::optional<py::array>& y, uint64_t seed, double label_noise) {
+  check_range(fn, "--label-noise", label_noise);
+  if (inst.has_value() == (x.has_value() || y.has_value()))
+    bad_input(std::string(fn) + ": give either an instance or both x and y");
+  StageInput in;
+  if (inst) {
+    if (auto e = oracle_problem(*inst); !e.empty()) fast_path_overflow(e);
+    in.truth = &*inst;
+    in.source = std::make_unique<SampleOracle>(*inst, seed);
+    in.options = {{"source", "instance"}, {"seed", seed}};
+  } else {
+    if (!x || !y) bad_input(std::string(fn) + ": x and y must be given together");
+    DatasetOpen data = open_dataset(inputs_array(*x, "X", false), labels_array(*y));
+    if (!data.source) bad_input(data.error);
+    in.options = {{"source", "arrays"}, {"n", data.source->available()}, {"seed", seed}};
+    in.source = std::move(data.source);
+  }
+  in.source = with_label_noise(std::move(in.source), label_noise, seed);
+  return in;
+}
+
+const cli::ProvenanceMaker kPythonProvenance = [](const std::string& command, const json& options) {
+  return python_provenance(command, options);
+};
+
+// (status, error, report, output) of a stage command; the package raises on a status.
+py::tuple stage_run_tuple(const cli::StageRun& run) {
+  if (run.report.is_null()) bad_input(run.error);  // refused before it ran
+  return py::make_tuple(run.status, run.error, to_python(run.report), to_python(run.output));
+}
+
+py::tuple stage1_py(const std::optional<Instance>& inst, const std::optional<py::array>& x, const std::optional<py::array>& y,
+                    uint64_t seed, double label_noise, int64_t samples, int threads, double max_seconds, bool reference,
+                    std::optional<int64_t> reference_samples, std::optional<unsigned> precision) {
+  check_range("stage1", "--samples", double(samples));
+  check_range("stage1", "--threads", threads);
+  check_range("stage1", "--max-seconds", max_seconds);
+  if (!reference && (reference_samples || precision))
+    bad_input(std::string("stage1: ") + (reference_samples ? "reference_samples" : "precision") + " needs reference=True");
+  cli::Stage1Args a;
+  a.samples = samples, a.threads = threads, a.max_seconds = max_seconds, a.reference = reference;
+  if (reference_samples) check_range("stage1", "--reference-samples", double(*reference_samples)), a.reference_samples = *reference_samples;
+  if (precision) check_range("stage1", "--precision", *precision), a.precision = *precision;
+  const StageInput in = stage_input("stage1", inst, x, y, seed, label_noise);
+  cli::StageRun run;
+  {
+    py::gil_scoped_release release;
+    run = cli::run_stage1_command(a, *in.source, in.truth, seed, in.options, kPythonProvenance);
+  }
+  return stage_run_tuple(run);
+}
+
+template <class Enum>
+Enum enum_choice(const char* fn, const char* keyword, const std::string& value, const std::vector<std::pair<const char*, Enum>>& choices) {
+  std::string names;
+  for (const auto& [name, e] : choices) {
+    if (value == name) return e;
+    names.append(names.empty() ? "" : "|").append(name);
+  }
+  bad_input(std::string(fn) + ": " + keyword + ": '" + value + "' is not one of " + names);
+}
+
+// The sculpt keywords given as numbers, checked against the CLI's ranges.
+struct SculptNumbers {
+  int m;
+  int64_t stage1_samples;
+  std::optional<double> tau;
+  std::optional<int64_t> pilot_samples;
+  double v_min;
+  std::optional<double> sigma_min, w_error;
+  double radius;
+  int64_t target;
+  std::optional<int64_t> max_samples;
+  double max_seconds;
+  int threads;
+};
+
+void set_sculpt_numbers(cli::SculptArgs& a, const SculptNumbers& n) {
+  if (n.m != 0) check_range("sculpt", "--m", n.m);
+  check_range("sculpt", "--stage1-samples", double(n.stage1_samples));
+  check_range("sculpt", "--v-min", n.v_min);
+  check_range("sculpt", "--radius", n.radius);
+  check_range("sculpt", "--target", double(n.target));
+  check_range("sculpt", "--max-seconds", n.max_seconds);
+  check_range("sculpt", "--threads", n.threads);
+  if (n.tau) check_range("sculpt", "--tau", *n.tau);
+  if (n.pilot_samples) check_range("sculpt", "--pilot-samples", double(*n.pilot_samples));
+  if (n.sigma_min) check_range("sculpt", "--sigma-min", *n.sigma_min);
+  if (n.w_error) check_range("sculpt", "--w-error", *n.w_error);
+  if (n.max_samples) check_range("sculpt", "--max-samples", double(*n.max_samples));
+  SculptOptions& so = a.learn.sculpt.sculpt;
+  a.m = n.m;
+  a.learn.stage1_samples = n.stage1_samples;
+  a.tau = n.tau;
+  a.pilot_samples_given = n.pilot_samples.has_value();
+  if (n.pilot_samples) a.learn.sculpt.pilot_samples = *n.pilot_samples;
+  so.certify.v_min = n.v_min;
+  a.sigma_min = n.sigma_min;
+  a.w_error = n.w_error;
+  so.radius = n.radius;
+  so.target_constraints = n.target;
+  a.max_samples = n.max_samples;
+  so.max_seconds = n.max_seconds;
+  a.learn.threads = n.threads;
+}
+
+py::tuple sculpt_py(const std::optional<Instance>& inst, const std::optional<py::array>& x, const std::optional<py::array>& y,
+                    uint64_t seed, double label_noise, const std::string& w_sum, const std::optional<std::string>& v_min_rule,
+                    const std::optional<std::string>& selection, bool distinct, const std::string& rows, const SculptNumbers& numbers) {
+  cli::SculptArgs a;
+  set_sculpt_numbers(a, numbers);
+  a.w_source = w_sum;
+  a.rows = rows;
+  a.distinct = distinct;
+  if (v_min_rule)
+    a.v_min_rule = enum_choice<CertifyOptions::VMinRule>("sculpt", "v_min_rule", *v_min_rule,
+                                                         {{"every", CertifyOptions::VMinRule::every_entry}, {"pairwise", CertifyOptions::VMinRule::pairwise}});
+  if (selection)
+    a.selection = enum_choice<SculptOptions::Selection>("sculpt", "selection", *selection,
+                                                         {{"threshold", SculptOptions::Selection::threshold}, {"best", SculptOptions::Selection::best_rows}});
+  const StageInput in = stage_input("sculpt", inst, x, y, seed, label_noise);
+  cli::StageRun run;
+  {
+    py::gil_scoped_release release;
+    run = cli::run_sculpt_command(a, *in.source, in.truth, label_noise, in.options, kPythonProvenance);
+  }
+  return stage_run_tuple(run);
+}
+
+// (status, error, report, instance or None, study data) of `hard`.
+py::tuple hard_py(std::optional<int> d, std::optional<int> m, const std::string& subset, const std::string& q, int p, int q_out,
+                  uint64_t seed, std::optional<int64_t> verify_samples, std::optional<int64_t> mpfr_checks, unsigned precision,
+                  double tolerance, int threads, bool study, int study_max_m) {
+  cli::HardArgs a;
+  if (d) check_range("hard", "--d", *d), a.d = *d, a.d_given = true;
+  if (m) check_range("hard", "--m", *m), a.m = *m, a.m_given = true;
+  check_range("hard", "--p", p);
+  check_range("hard", "--q-out", q_out);
+  check_range("hard", "--precision", precision);
+  check_range("hard", "--threads", threads);
+  check_range("hard", "--study-max-m", study_max_m);
+  if (verify_samples) check_range("hard", "--verify-samples", double(*verify_samples)), a.samples = *verify_samples, a.samples_given = true;
+  if (mpfr_checks) check_range("hard", "--mpfr-checks", double(*mpfr_checks)), a.mpfr_checks = *mpfr_checks;
+  a.subset = subset, a.q = q, a.p = p, a.q_out = q_out, a.seed = seed, a.precision = precision, a.tolerance = tolerance;
+  a.threads = threads, a.study_max_m = study_max_m;
+  cli::HardRun run;
+  {
+    py::gil_scoped_release release;
+    run = study ? cli::run_hard_study(a) : cli::run_hard_family(a);
+  }
+  if (run.report.is_null()) bad_input("hard: " + run.error);
+  py::object instance = run.instance ? py::cast(std::move(*run.instance)) : py::none();
+  return py::make_tuple(run.status, run.error, to_python(run.report), instance);
+}
+
+py::list study_wsum_py(const std::vector<int>& d, int k, double scale, int points, int64_t samples, uint64_t seed, int threads) {
+  for (int v : d) check_range("study_wsum", "--d", v);
+  check_range("study_wsum", "--k", k);
+  check_range("study_wsum", "--scale", scale);
+  check_range("study_wsum", "--points", points);
+  check_range("study_wsum", "--samples", double(samples));
+  check_range("study_wsum", "--threads", threads);
+  WsumStudyOptions o;
+  o.dims = d, o.k = k, o.scale = scale, o.points = points, o.samples = samples, o.seed = seed, o.threads = threads;
+  if (auto e = wsum_study_problem(o); !e.empty()) bad_input("study_wsum: " + e);
+  std::vector<WsumStudyRow> rows;
+  {
+    py::gil_scoped_release release;
+    rows = wsum_study(o);
+  }
+  py::list out;
+  for (const WsumStudyRow& r : rows) {
+    py::dict row;
+    row["d"] = r.d, row["k"] = r.k, row["alpha"] = r.alpha, row["stable_rank"] = r.stable_rank;
+    row["m_minus_i_op"] = r.m_minus_i_op, row["m_minus_i_fro_rel"] = r.m_minus_i_fro_rel;
+    row["standard_error_op"] = r.standard_error_op, row["method"] = r.enumerated ? "enumeration" : "monte_carlo";
+    row["samples"] = r.samples;
+    out.append(row);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, mod) {
@@ -503,15 +707,54 @@ PYBIND11_MODULE(_core, mod) {
           py::kw_only(), py::arg("k") = 2, py::arg("inputs") = "boolean",
           "PyTorch nn.MultiheadAttention weights (no biases) as an instance (as `mhalearn import`)");
   mod.def("sample", &sample, py::arg("instance"), py::arg("n"), py::kw_only(), py::arg("seed") = 1,
-          py::arg("threads") = default_threads(),
+          py::arg_v("threads", default_threads(), "the machine's cores"),
           "(X, Y): the same samples as `mhalearn sample` with this seed; X int8 ±1 (Boolean) or float64 (Gaussian)");
   mod.def("forward", &forward, py::arg("instance"), py::arg("x"), py::kw_only(), py::arg("path") = "fast",
-          py::arg("precision") = kDefaultPrecisionBits, py::arg("threads") = default_threads(),
+          py::arg("precision") = kDefaultPrecisionBits, py::arg_v("threads", default_threads(), "the machine's cores"),
           "F(X) for X of shape (N, k, d) or (k, d): fast (double) or reference (MPFR, `precision` bits)");
   mod.def("verify", &verify_py, py::arg("instance"), py::arg("stages") = std::vector<std::string>{"all"}, py::kw_only(),
           py::arg("seed") = 1, py::arg("threads") = 1, py::arg("layer") = std::nullopt,
           "Each stage's fast path against its reference path on the same inputs (as `mhalearn verify --json`): "
           "a list of rows with max_difference, bound, slack, precision and verdict");
+  mod.def("stage1", &stage1_py, py::arg("instance") = std::nullopt, py::kw_only(), py::arg("x") = std::nullopt,
+          py::arg("y") = std::nullopt, py::arg("seed") = 1, py::arg("label_noise") = 0.0, py::arg("samples") = cli::Stage1Args{}.samples,
+          py::arg_v("threads", default_threads(), "the machine's cores"), py::arg("max_seconds") = 0.0, py::arg("reference") = false,
+          py::arg("reference_samples") = std::nullopt, py::arg("precision") = std::nullopt,
+          "Stage 1 (as `mhalearn stage1`): (status, error, report, Ŵ document); the package's stage1 returns (w_hat, standard_error, report)");
+  const cli::SculptArgs sculpt_defaults;
+  const SculptOptions& so = sculpt_defaults.learn.sculpt.sculpt;
+  mod.def(
+      "sculpt",
+      [](const std::optional<Instance>& inst, const std::optional<py::array>& x, const std::optional<py::array>& y, uint64_t seed,
+         double label_noise, int m, const std::string& w_sum, int64_t stage1_samples, std::optional<double> tau,
+         std::optional<int64_t> pilot_samples, double v_min, const std::optional<std::string>& v_min_rule,
+         const std::optional<std::string>& selection, bool distinct, std::optional<double> sigma_min, std::optional<double> w_error,
+         const std::string& rows, double radius, int64_t target, std::optional<int64_t> max_samples, double max_seconds, int threads) {
+        const SculptNumbers n{m, stage1_samples, tau, pilot_samples, v_min, sigma_min, w_error, radius, target, max_samples, max_seconds, threads};
+        return sculpt_py(inst, x, y, seed, label_noise, w_sum, v_min_rule, selection, distinct, rows, n);
+      },
+      py::arg("instance") = std::nullopt, py::kw_only(), py::arg("x") = std::nullopt, py::arg("y") = std::nullopt,
+      py::arg("seed") = 1, py::arg("label_noise") = 0.0, py::arg("m") = 0, py::arg("w_sum") = sculpt_defaults.w_source,
+      py::arg("stage1_samples") = sculpt_defaults.learn.stage1_samples, py::arg("tau") = std::nullopt,
+      py::arg("pilot_samples") = std::nullopt, py::arg("v_min") = so.certify.v_min, py::arg("v_min_rule") = std::nullopt,
+      py::arg("selection") = std::nullopt, py::arg("distinct") = false, py::arg("sigma_min") = std::nullopt,
+      py::arg("w_error") = std::nullopt, py::arg("rows") = sculpt_defaults.rows, py::arg("radius") = so.radius,
+      py::arg("target") = so.target_constraints, py::arg("max_samples") = std::nullopt, py::arg("max_seconds") = so.max_seconds,
+      py::arg_v("threads", default_threads(), "the machine's cores"),
+      "Stages 1 and 2 (as `mhalearn sculpt`): (status, error, report, body document); the package's sculpt returns (body, report)");
+  const cli::HardArgs hard_defaults;
+  mod.def("hard", &hard_py, py::arg("d") = std::nullopt, py::arg("m") = std::nullopt, py::kw_only(), py::arg("subset") = "",
+          py::arg("q") = "", py::arg("p") = hard_defaults.p, py::arg("q_out") = hard_defaults.q_out, py::arg("seed") = hard_defaults.seed,
+          py::arg("verify_samples") = std::nullopt, py::arg("mpfr_checks") = std::nullopt, py::arg("precision") = hard_defaults.precision,
+          py::arg("tolerance") = hard_defaults.tolerance, py::arg_v("threads", default_threads(), "the machine's cores"), py::arg("study") = false,
+          py::arg("study_max_m") = hard_defaults.study_max_m,
+          "The SQ-hard family (as `mhalearn hard`): (status, error, report, instance or None); the package's hard returns "
+          "(instance, report), or the study's report with study=True");
+  const WsumStudyOptions wsum_defaults;
+  mod.def("study_wsum", &study_wsum_py, py::arg("d") = wsum_defaults.dims, py::kw_only(), py::arg("k") = wsum_defaults.k,
+          py::arg("scale") = wsum_defaults.scale, py::arg("points") = wsum_defaults.points, py::arg("samples") = wsum_defaults.samples,
+          py::arg("seed") = wsum_defaults.seed, py::arg_v("threads", default_threads(), "the machine's cores"),
+          "The W-sum lemma's trend (as `mhalearn study-wsum`): a list of rows, the TSV's columns as keys");
   mod.def("learn_instance", &learn_instance, py::arg("instance"), py::arg("seed"), py::arg("options"));
   mod.def("learn_data", &learn_data, py::arg("x"), py::arg("y"), py::arg("m"), py::arg("seed"), py::arg("options"));
   mod.def("learn_option_table", [] { return to_python(cli::learn_option_table_json()); },

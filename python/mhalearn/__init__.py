@@ -101,9 +101,9 @@ read_instance = _one_line_errors("read_instance", _core.read_instance)
 sample = _one_line_errors("sample", _core.sample)
 write_instance = _one_line_errors("write_instance", _core.write_instance)
 
-__all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "check", "forward", "from_torch",
-           "generate", "import_attention", "learn", "read_instance", "sample", "verify", "write_instance",
-           "__version__"]
+__all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "RunFailed", "check", "forward",
+           "from_torch", "generate", "hard", "import_attention", "learn", "read_instance", "sample", "sculpt", "stage1",
+           "study_wsum", "verify", "write_instance", "__version__"]
 
 
 class ReferenceDisagreement(RuntimeError):
@@ -158,12 +158,67 @@ def verify(instance, stages=("all",), *, seed=1, threads=None, layer=None):
     return rows
 
 
-class LearnFailed(RuntimeError):
-    """The learner stopped without a layer (the CLI's exit status 1); `.report` says where."""
+class RunFailed(RuntimeError):
+    """A run stopped without its result (the CLI's exit status 1); `.report` says where."""
 
     def __init__(self, message, report):
         super().__init__(message)
         self.report = report
+
+
+class LearnFailed(RunFailed):
+    """The learner stopped without a layer (the CLI's exit status 1); `.report` says where."""
+
+
+def _surface(core):
+    """The decorated function takes the arguments of `core` (its signature and
+    docstring first, as help() shows them), then its own docstring."""
+    def decorate(fn):
+        own = fn.__doc__ or ""
+        functools.update_wrapper(fn, core)
+        fn.__doc__ = (core.__doc__ or "") + "\n\n" + own
+        return fn
+    return decorate
+
+
+def _raise_on_status(name, status, error, report, stage):
+    """The CLI's exit statuses as exceptions: 4 ReferenceDisagreement, any other RunFailed."""
+    if status == 4:
+        raise ReferenceDisagreement(f"mhalearn.{name}: {error}", [stage], report=report)
+    if status != 0:
+        raise RunFailed(f"mhalearn.{name}: {error}", report)
+
+
+@_surface(_core.stage1)
+def stage1(*args, **kwargs):
+    """Stage 1 (as `mhalearn stage1`) on an Instance's oracle or on x, y arrays:
+    (w_hat, standard_error, report), numpy arrays and the CLI's --report dict."""
+    import numpy
+    status, error, report, output = _one_line_errors("stage1", _core.stage1)(*args, **kwargs)
+    _raise_on_status("stage1", status, error, report, report["stages"][-1])
+    return numpy.array(output["matrix"]), numpy.array(output["standard_error"]), report
+
+
+@_surface(_core.sculpt)
+def sculpt(*args, **kwargs):
+    """Stages 1 and 2 (as `mhalearn sculpt`): (body, report), the body K as the
+    CLI's -o writes it (format mhalearn.body: dim, radius, slabs with a, b, eta)."""
+    status, error, report, output = _one_line_errors("sculpt", _core.sculpt)(*args, **kwargs)
+    _raise_on_status("sculpt", status, error, report, report["stages"][-1])
+    return output, report
+
+
+@_surface(_core.hard)
+def hard(*args, **kwargs):
+    """The SQ-hard family F_S (as `mhalearn hard`): (instance, report) with the
+    CLI's --json report; with study=True the conditioning study's report (as
+    `mhalearn hard --study --json`). Raises RunFailed when a check fails."""
+    status, error, report, instance = _one_line_errors("hard", _core.hard)(*args, **kwargs)
+    _raise_on_status("hard", status, error, report, report)
+    return report if kwargs.get("study") else (instance, report)
+
+
+study_wsum = _one_line_errors("study_wsum", _core.study_wsum)
 
 
 def learn(source, y=None, m=None, *, seed=1, **options):

@@ -127,20 +127,29 @@ CLI_ONLY = {
           "output": "a file to write; Python returns the value", "report": "a file to write; Python returns the rows"},
     "sample": {"x": "files to write; Python returns (X, Y)", "y": "files to write; Python returns (X, Y)"},
     "check": {"strict": "an exit status; Python returns the report with each verdict"},
+    "hard": {"study_data": "a file to write; Python returns the study's rows in its report"},
 }
 PYTHON_ONLY = {"verify": {"stages": "the CLI's positional stages"}, "generate": set(), "sample": {"instance": "the CLI's positional instance"},
-               "forward": {"instance": "the CLI's positional instance"}, "check": {"instance": "the CLI's positional instance"}}
+               "forward": {"instance": "the CLI's positional instance"}, "check": {"instance": "the CLI's positional instance"},
+               "stage1": {"instance": "the CLI's positional instance"}, "sculpt": {"instance": "the CLI's positional instance"}}
+# Python's name of a subcommand: its name with '-' as '_'.
+SUBCOMMANDS = ["generate", "check", "sample", "forward", "verify", "stage1", "sculpt", "hard", "study-wsum"]
+
+
+def python_name(subcommand):
+    return subcommand.replace("-", "_")
 
 
 def python_arguments(name):
     import inspect
+    name = python_name(name)
     fn = getattr(mhalearn, name)
     try:
         return set(inspect.signature(fn).parameters)
     except (TypeError, ValueError):  # a pybind11 function: its signature is the docstring's first line
         first = getattr(_core, name).__doc__.splitlines()[0]
         inner = first[first.index("(") + 1:first.rindex(") ->")]
-        return {p.split(":")[0].strip() for p in inner.split(", ") if p.strip() not in ("*", "/")}
+        return {p.split(":")[0].strip() for p in mhalearn._split_top_level(inner) if p.strip() not in ("*", "/")}
 
 
 def surface_difference(name, cli_only):
@@ -149,11 +158,11 @@ def surface_difference(name, cli_only):
     text = cli(name, "--help").stdout
     flags = set(re.findall(r"^  (?:-\w,)?--([a-z0-9-]+)", text, re.M))
     cli_names = {f.replace("-", "_") for f in flags} - set(cli_only["*"]) - set(cli_only.get(name, {}))
-    py_names = python_arguments(name) - set(PYTHON_ONLY.get(name, {}))
+    py_names = python_arguments(name) - set(PYTHON_ONLY.get(python_name(name), {}))
     return sorted(cli_names - py_names), sorted(py_names - cli_names)
 
 
-@pytest.mark.parametrize("name", ["generate", "check", "sample", "forward", "verify"])
+@pytest.mark.parametrize("name", SUBCOMMANDS)
 def test_every_subcommand_option_is_a_python_argument(name):
     assert surface_difference(name, CLI_ONLY) == ([], [])
 
@@ -166,6 +175,7 @@ def test_the_surface_check_sees_a_cli_option_python_lacks():
 def python_defaults(name):
     """{argument: default} of the arguments that have one (None: "as the CLI's")."""
     import inspect
+    name = python_name(name)
     fn = getattr(mhalearn, name)
     try:
         return {k: p.default for k, p in inspect.signature(fn).parameters.items()
@@ -174,14 +184,17 @@ def python_defaults(name):
         first = getattr(_core, name).__doc__.splitlines()[0]
         inner = first[first.index("(") + 1:first.rindex(") ->")]
         out = {}
-        for p in inner.split(", "):
+        for p in mhalearn._split_top_level(inner):
             if "=" in p:
                 key, value = p.split("=", 1)
-                out[key.split(":")[0].strip()] = value.strip().strip("'")
+                if value.strip() != "None":  # None: "as the CLI's" (or not given)
+                    out[key.split(":")[0].strip()] = value.strip().strip("'")
         return out
 
 
 def same_default(cli_value, py_value):
+    if isinstance(py_value, (list, str)) and str(py_value).startswith("["):  # a list: "[8,16,32]" on both sides
+        return str(cli_value).replace(" ", "") == str(py_value).replace(" ", "")
     try:
         return float(cli_value) == float(py_value)
     except (TypeError, ValueError):
@@ -198,7 +211,7 @@ def default_differences(name, py):
     return {k: (cli_defaults[k], py[k]) for k in set(cli_defaults) & set(py) if not same_default(cli_defaults[k], py[k])}
 
 
-@pytest.mark.parametrize("name", ["generate", "sample", "forward", "verify"])
+@pytest.mark.parametrize("name", [n for n in SUBCOMMANDS if n != "check"])
 def test_every_subcommand_default_is_python_s(name):
     """Where both surfaces have a default (Python's threads=None means the CLI's), it is the same."""
     assert default_differences(name, python_defaults(name)) == {}

@@ -103,7 +103,7 @@ Runner add_sample(CLI::App& app) {
   cmd->add_option("instance", a->inst, "instance file (JSON)")->required();
   cmd->add_option("--n", a->n, "number of samples (written in blocks: memory does not grow with N)")->required();
   cmd->add_option("--seed", a->seed, "sample seed: sample n is a function of (seed, n)")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "worker threads (results do not depend on it)")->capture_default_str();
+  add_threads_option(cmd, a->threads, "worker threads (results do not depend on it)");
   cmd->add_option("--x", a->x, "inputs to write: int8 (N,k,d) for Boolean, float64 for Gaussian")->required();
   cmd->add_option("--y", a->y, "labels to write: float64 (N,k,d)")->required();
   cmd->add_flag("--json", a->json, "print the summary as JSON");
@@ -170,7 +170,7 @@ Runner add_forward(CLI::App& app) {
   cmd->add_option("--x", a->x, std::string("read in blocks; ") + kInputsContract + "; " + kForwardLengthContract)->required();
   cmd->add_option("--path", a->path, "fast (double) or reference (MPFR)")->capture_default_str()->check(CLI::IsMember({"fast", "reference"}));
   cmd->add_option("--precision", a->precision, "MPFR bits for --path reference")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "worker threads for the fast path")->capture_default_str();
+  add_threads_option(cmd, a->threads, "worker threads for the fast path");
   cmd->add_option("-o,--output", a->out, "labels to write: float64 (N,k,d)")->required();
   cmd->add_flag("--json", a->json, "print the summary as JSON");
   return [a, cmd] {

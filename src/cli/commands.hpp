@@ -13,6 +13,12 @@ struct LearnReport;
 
 namespace mha::cli {
 
+// --threads defaulting to the machine's cores, which --help says in words (the
+// help is the same on every machine; Python's signatures say the same).
+inline CLI::Option* add_threads_option(CLI::App* cmd, int& threads, const std::string& help) {
+  return cmd->add_option("--threads", threads, help)->default_str("the machine's cores");
+}
+
 // Each registers its subcommand on `app` and returns the function that runs it.
 using Runner = std::function<int()>;
 Runner add_generate(CLI::App& app);

@@ -6,7 +6,10 @@ checks the surfaces made from it against the table as the Python module reads it
 - `mhalearn learn --help` lists every row's flag with the row's default and help,
   and no learn option that is not in the table (besides the input and output
   options: the instance, --x, --y, --seed, --m, --report, --output, --quiet);
-- docs/options.md is the page rendered from the table (`--write` regenerates it).
+- docs/options.md is the page rendered from the table (`--write` regenerates it),
+  followed by the options of every other subcommand as its `--help` lists them
+  (their one definition is their CLI11 registration; python/tests/test_options.py
+  checks that Python's functions take the same names with the same defaults).
 
 Python's keywords and help() are checked by python/tests/test_options.py, the
 report's options record by the same file's side-by-side runs.
@@ -22,26 +25,64 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAGE = os.path.join(ROOT, "docs", "options.md")
 NOT_IN_TABLE = {"--help", "--x", "--y", "--seed", "--m", "--report", "--output", "--quiet"}
+# The other subcommands, in the order of `mhalearn --help`, with their Python function.
+OTHERS = [("generate", "generate"), ("check", "check"), ("sample", "sample"), ("forward", "forward"),
+          ("import", "import_attention"), ("verify", "verify"), ("stage1", "stage1"), ("sculpt", "sculpt"),
+          ("hard", "hard"), ("study-wsum", "study_wsum"), ("demo", None)]
+
+
+# CLI11's spec of an option: TYPE[:in LO..HI | :{a,b}][=default], " ..." for a list, then its Needs/Excludes.
+SPEC = re.compile(r"^(?P<spec>(?P<main>\S+(?: [^\s=]*\.\.\S+)?)(?: \.\.\.)?(?: (?:Needs|Excludes): \S+)*)(?:\s+(?P<help>.*))?$")
+ANNOTATION = re.compile(r"( \.\.\.)?( (Needs|Excludes): \S+)*$")
+
+
+def split_spec(rest, help_below):
+    """(type and range, default or None, help) of what follows a flag:
+    " INT:in 1..20=5 Needs: --x  help" -> ("INT:in 1..20", "5", "help"). The help is on
+    the next line (`help_below`: the whole line is the spec, a default may have spaces),
+    or after two spaces, or after one when the spec fills its column."""
+    body = (rest[1:] if rest.startswith(" ") else rest).replace(" REQUIRED", "", 1)
+    if rest.startswith("  ") or not rest:
+        return "", None, rest.strip()
+    if help_below:
+        main, help_text = ANNOTATION.sub("", body.strip()), ""
+    elif "  " in body:
+        spec, _, help_text = body.partition("  ")
+        main = ANNOTATION.sub("", spec)
+    else:
+        m = SPEC.match(body)
+        main, help_text = m.group("main"), m.group("help") or ""
+    kind_range, has_default, default = main.partition("=")
+    return kind_range, default if has_default else None, help_text.strip()
+
+
+FLAG = re.compile(r"^  (?:-\w,)?(--[\w-]+)(.*)$")
+
+
+def option_lines(text):
+    """(flag, what follows it, the help on the next line or "") of each option line of a --help text."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = FLAG.match(line)
+        if m:
+            below = lines[i + 1] if i + 1 < len(lines) else ""
+            help_below = below.startswith(" " * 10) and not FLAG.match(below)
+            yield m.group(1), m.group(2), below.strip() if help_below else None
 
 
 def parse_help(text):
     """{flag: (default or None, help)} from CLI11's option list: "  --flag SPEC[=default]  help",
     the help on the next line when the flag and its spec are long."""
-    options, current = {}, None
-    for line in text.splitlines():
-        m = re.match(r"^  (?:-\w,)?(--[\w-]+)(.*)$", line)
-        if m:
-            rest = m.group(2)
-            if rest.startswith("  ") or not rest:
-                spec, help_text = "", rest
-            else:
-                spec, _, help_text = rest[1:].partition("  ")
-            default = spec.split("=", 1)[1] if "=" in spec else None
-            options[m.group(1)] = [default, help_text.strip()]
-            current = m.group(1)
-        elif current and line.startswith(" " * 10) and not options[current][1]:
-            options[current][1] = line.strip()
-    return {k: tuple(v) for k, v in options.items()}
+    options = {}
+    for flag, rest, below in option_lines(text):
+        _, default, help_text = split_spec(rest, below is not None)
+        options[flag] = (default, below if below is not None else help_text)
+    return options
+
+
+def parse_spec(text):
+    """{flag: (type and range, whether it is required)} from a --help text."""
+    return {flag: (split_spec(rest, below is not None)[0], " REQUIRED" in rest) for flag, rest, below in option_lines(text)}
 
 
 def help_problems(help_text, rows):
@@ -63,7 +104,34 @@ def help_problems(help_text, rows):
     return problems
 
 
-def render(rows):
+def spec_cells(spec):
+    """("integer", "1..20") from CLI11's spec "INT:in 1..20" ("TEXT:{a,b}": ("text", "a, b"))."""
+    kind, _, rest = spec.partition(":")
+    kind = {"INT": "integer", "UINT": "integer", "FLOAT": "number", "TEXT": "text"}.get(kind, kind.lower() or "flag")
+    rest = rest.strip()
+    if rest.startswith("in "):
+        rest = rest[3:]
+    return kind, rest.strip("{}").replace(",", ", ") if rest.startswith("{") else rest
+
+
+def render_other(name, function, help_text):
+    """The section of one other subcommand: its options as its --help lists them."""
+    listed, specs = parse_help(help_text), parse_spec(help_text)
+    python = (f"Python: `mhalearn.{function}`, each option an argument of the same name (`-` as `_`) but those "
+              "that name a file to write or the printing." if function else "No Python function.")
+    lines = ["", f"## `mhalearn {name}`", "", python, "", "| flag | type | range | default | what it sets |", "|---|---|---|---|---|"]
+    for flag, (default, text) in listed.items():
+        if flag == "--help":
+            continue
+        spec, required = specs.get(flag, ("", False))
+        kind, rng = spec_cells(spec)
+        cells = [f"`{flag}`", kind, rng.replace("|", ", "), "required" if required else default or "", text.replace("|", "\\|")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render(rows, others=()):
+    """The page: learn's table, then each of `others` ((name, Python function, --help text))."""
     lines = [
         "# The options of `mhalearn learn` and `mhalearn.learn`",
         "",
@@ -83,13 +151,18 @@ def render(rows):
         cells = [f"`{r['flag']}`", keyword, r["methods"], r["type"], r["default"], r["range"].replace("|", ", "),
                  r["help"].replace("|", "\\|")]
         lines.append("| " + " | ".join(cells) + " |")
+    if others:
+        lines += ["", "# The options of the other subcommands", "",
+                  "Each as its `--help` lists it (generated by the same command, and checked by it)."]
+    for name, function, help_text in others:
+        lines += render_other(name, function, help_text)
     return "\n".join(lines) + "\n"
 
 
-def page_problems(page_text, rows):
-    if page_text == render(rows):
+def page_problems(page_text, rows, others=()):
+    if page_text == render(rows, others):
         return []
-    return ["docs/options.md differs from the table: regenerate it with --write"]
+    return ["docs/options.md differs from the table or a subcommand's --help: regenerate it with --write"]
 
 
 def main():
@@ -101,12 +174,17 @@ def main():
     sys.path.insert(0, os.path.abspath(args.python))
     from mhalearn import _core
     rows = _core.learn_option_table()
+
+    def help_of(name):
+        return subprocess.run([args.tool, name, "--help"], capture_output=True, text=True, check=True).stdout
+
+    others = [(name, function, help_of(name)) for name, function in OTHERS]
     if args.write:
         with open(PAGE, "w") as f:
-            f.write(render(rows))
-    help_text = subprocess.run([args.tool, "learn", "--help"], capture_output=True, text=True, check=True).stdout
+            f.write(render(rows, others))
+    help_text = help_of("learn")
     page = open(PAGE).read() if os.path.exists(PAGE) else ""
-    problems = help_problems(help_text, rows) + page_problems(page, rows)
+    problems = help_problems(help_text, rows) + page_problems(page, rows, others)
     for p in problems:
         print("PROBLEM", p)
     print(f"options table: {len(rows)} options, {len(problems)} problems")

@@ -50,6 +50,14 @@ def main():
     results.append(expect("page matches", options_table.page_problems(page, ROWS), None))
     results.append(expect("stale page", options_table.page_problems(page.replace("most rounds", "rounds"), ROWS),
                           "docs/options.md differs"))
+    other = [("stage1", "stage1", "Options:\n  --samples INT:in 1..2^40=1000000\n                              samples to use\n")]
+    with_other = options_table.render(ROWS, other)
+    results.append(expect("page with another subcommand matches", options_table.page_problems(with_other, ROWS, other), None))
+    results.append(expect("another subcommand's default changed",
+                          options_table.page_problems(with_other, ROWS, [(n, f, h.replace("=1000000", "=2000000")) for n, f, h in other]),
+                          "docs/options.md differs"))
+    row = "| `--samples` | integer | 1..2^40 | 1000000 | samples to use |"
+    results.append(expect("another subcommand's row rendered", [] if row in with_other.splitlines() else ["row missing"], None))
     print(f"options-table tester: {sum(results)} of {len(results)} cases as expected")
     return 0 if all(results) else 1
 
