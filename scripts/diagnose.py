@@ -225,7 +225,10 @@ def write_diagnosis_page(args, rows):
         f"one misses {args.target:g}, two more runs replace stages by the truth (`--oracle stage1,stage3`: exact W_Σ; "
         "`--oracle hull`: the true affine hull, stage 6 alone). scripts/diagnose.py's docstring says how the first "
         "failing stage, its lemma's prediction and the cause are read off the reports."
-        + (f" The runs were made by mhalearn at commit {', '.join(commits)} (their reports' provenance)." if commits else ""),
+        + (f" The runs were made by mhalearn at commit {', '.join(commits)} (their reports' provenance)." if commits else "")
+        + " The seconds below are these runs' own wall times (their commits, without polishing or the reference "
+        "step, on a machine not always idle; the reports record no load): for how long a configuration takes, "
+        "see [results.md](results.md).",
         "",
     ]
     lines += success_counts(args, rows)

@@ -126,7 +126,8 @@ out = []
 p = out.append
 p("# Labels as users have them: label noise, float32 labels, the final fit")
 p("")
-p(f"Produced by `{cmd}` on {cpu}, commit {commit} (the machine was shared: wall times are upper bounds).")
+p(f"Produced by `{cmd}` on {cpu}, commit {commit} (the machine was shared: wall times are upper bounds; "
+  "for how long a configuration takes, see [results.md](results.md)).")
 p("Each Gaussian-noise row is")
 p("")
 p("```sh")

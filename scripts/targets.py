@@ -259,7 +259,9 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel):
         "relative errors of the paper's stages, before polishing, after the best head permutation. Adam runs "
         "on seed 1 of each configuration until its error is ≤ 1e−3 or it has drawn "
         f"{args.adam_cap:.0e} samples (logs in `{rel(args.runs)}/`). Samples to 1e−3: the learner's when the "
-        "first round's layer reaches it (validation set included), Adam's at its first checkpoint there.",
+        "first round's layer reaches it (validation set included), Adam's at its first checkpoint there. "
+        "The seconds are these runs' own wall times (see diagnosis.md; the reports record no load): for how long "
+        "a configuration takes, see [results.md](results.md).",
         "",
         "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
         "",
