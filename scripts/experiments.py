@@ -34,6 +34,7 @@ a run declares as varying (`vary`: a wall-clock budget measured from another run
 Standard library only; importable from any script of scripts/ (they put their
 own folder first on sys.path).
 """
+import argparse
 import json
 import math
 import os
@@ -113,6 +114,16 @@ def write_page(path, text):
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.replace(path + ".tmp", path)
+
+
+def page_main(doc, page, default_out):
+    """The command line of a script that renders a page from a directory of runs:
+    `script DIRECTORY [--out PAGE]`, `page(DIRECTORY)` written whole to PAGE."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("directory")
+    ap.add_argument("--out", default=default_out)
+    a = ap.parse_args()
+    write_page(a.out, page(a.directory))
 
 
 def relative_link(path, page):

@@ -10,14 +10,13 @@ Usage: memory_table.py DIR [--out PAGE]
   commit, load) and, for the learn, d64_k2_m2_scale6_seed1.{time,report.json,rss,log}.
 Standard library only.
 """
-import argparse
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import error, fmt, table, write_page  # noqa: E402
+from experiments import error, fmt, page_main, table  # noqa: E402
 
 RUN = "d64_k2_m2_scale6_seed1"
 TARGET_BYTES = 1e9  # issue target: peak resident set at (64,2,2)
@@ -185,13 +184,5 @@ def page(directory):
     return "\n".join(text) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("directory")
-    ap.add_argument("--out", default="docs/bench/memory.md")
-    a = ap.parse_args()
-    write_page(a.out, page(a.directory))
-
-
 if __name__ == "__main__":
-    main()
+    page_main(__doc__, page, "docs/bench/memory.md")

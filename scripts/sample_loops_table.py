@@ -9,14 +9,13 @@ Usage: sample_loops_table.py DIR [--out PAGE]
   and run.json (the commands, machine, commit and load the bench script recorded).
 Standard library only.
 """
-import argparse
 import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import table, write_page  # noqa: E402
+from experiments import page_main, table  # noqa: E402
 
 # Issue target: the loop's sample rate at least this fraction of the forward pass's.
 TARGET_FRACTION = 0.25
@@ -103,13 +102,5 @@ def page(directory):
     return "\n".join(text) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("directory")
-    ap.add_argument("--out", default="docs/bench/sample_loops.md")
-    a = ap.parse_args()
-    write_page(a.out, page(a.directory))
-
-
 if __name__ == "__main__":
-    main()
+    page_main(__doc__, page, "docs/bench/sample_loops.md")

@@ -8,14 +8,13 @@ Usage: scaling_table.py DIR [--out PAGE]
   NAME_npP.{time,report.json,log}.
 Standard library only.
 """
-import argparse
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import error, fmt, table, write_page  # noqa: E402
+from experiments import error, fmt, page_main, table  # noqa: E402
 
 CONFIGS = [("d32_k2_m2_scale6_seed1", "(32,2,2)"), ("d16_k2_m3_scale6_seed1", "(16,2,3)")]
 RANKS = [1, 2, 4, 8, 16, 32, 64]
@@ -167,13 +166,5 @@ def page(directory):
     return "\n".join(text) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("directory")
-    ap.add_argument("--out", default="docs/bench/scaling.md")
-    a = ap.parse_args()
-    write_page(a.out, page(a.directory))
-
-
 if __name__ == "__main__":
-    main()
+    page_main(__doc__, page, "docs/bench/scaling.md")
