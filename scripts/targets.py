@@ -14,11 +14,14 @@ have:
     Adam on every seed, and the extended learner with the lean budget (LEAN)
     beside its default budget (the diagnosis runs);
   * with --final-rounds-study, the extended learner at (16,2,3) with two final
-    rounds (FINAL_ROUNDS) beside its defaults.
+    rounds (FINAL_ROUNDS) beside its defaults;
+  * with --auto-final-study, the extended learner with the automatic final rounds
+    (the default --final-rounds 0) on AUTO_STUDY's configurations beside the
+    diagnosis grid's single final round.
 
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
                           [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
-                          [--timed NAME ...] [--sample-study] [--final-rounds-study]
+                          [--timed NAME ...] [--sample-study] [--final-rounds-study] [--auto-final-study]
 Standard library only; the runs go through scripts/experiments.py (every run's
 command is the first line of its log; --reuse keeps a finished run whose logged
 command is the one it would have).
@@ -52,6 +55,10 @@ STUDY = [((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
 # more stage-3 events, the exact W_Σ with 2× the samples).
 FINAL_ROUNDS = ["--final-rounds", "2"]
 FINAL_ROUNDS_STUDY = [((16, 2, 3), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
+# The automatic final rounds (the default --final-rounds 0) where the diagnosis grid's
+# single final round missed 1e-3, and one configuration where it did not (m = 2).
+AUTO_STUDY = ([((16, 2, 2), 6, 1)] + [((16, 2, 3), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
+              + [((16, 4, 2), scale, seed) for scale in (3, 6) for seed in (1, 2, 3)])
 
 
 def first_round_at_target(report):
@@ -176,6 +183,56 @@ def final_rounds_study_lines(rows):
     return lines
 
 
+def auto_final_study(args):
+    """[(config, scale, seed, one-final-round report, automatic report)] of AUTO_STUDY."""
+    rows = []
+    for config, scale, seed in AUTO_STUDY:
+        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
+            have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_auto.report.json"))
+            auto = extended_run(args, name, inst, "auto", []) if args.auto_final_study or have else None
+            rows.append((config, scale, seed, default, auto))
+    return rows
+
+
+def final_rounds_of(report):
+    """How many final rounds an automatic run made: 1, or 2 when its diagnostic asked for another."""
+    asked = [d for d in report.get("diagnostics", []) if d["name"] == "automatic final rounds"]
+    return 1 + sum("another final round" in d["detail"] for d in asked)
+
+
+def last_validation_error(report):
+    nets = [s for s in report["stages"] if s["stage"] == "6"]
+    return nets[-1]["validation_error"] if nets else None
+
+
+def auto_final_study_lines(rows):
+    lines = ["", "## Automatic final rounds (the default)", "",
+             "`--final-rounds 0`, the default: after the final round, a second one with twice its samples when the "
+             "first's validation error is above 0.36·(1e−3)² (plus the declared label noise², none here); the rule and "
+             "its derivation are at `kAutoFinalRoundValidation` in src/learn/learner.hpp. The one-final-round runs are "
+             "the diagnosis grid's (made before the rule, as `--final-rounds 1` is now); the automatic runs are "
+             "`mhalearn learn INSTANCE --variant extended --no-polish --no-reference` with the defaults, on the "
+             "2-core machine (targets/NOTES.md says which runs shared it). Error: max(Θ, W) relative error of the "
+             "paper's stages.", ""]
+    cells, counts = [], {}
+    for config, scale, seed, default, auto in rows:
+        if auto is None:
+            continue
+        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed,
+                      f"{fmt(error(default, 'errors_before_polish'))}, {fmt(last_validation_error(default))}" if default else "not run",
+                      final_rounds_of(auto), fmt(error(auto, "errors_before_polish")), fmt(auto["samples_paper_stages"]),
+                      f"{auto['seconds']:.0f}"])
+        ok, ran = counts.get((config, scale), (0, 0))
+        e = error(auto, "errors_before_polish")
+        counts[(config, scale)] = (ok + (e is not None and e <= TARGET), ran + 1)
+    lines += table(["(d,k,m)", "scale", "seed", "one final round: error, its validation error", "automatic: final rounds",
+                    "error", "samples", "s"], cells, "lrrlrrrr")
+    lines.append("")
+    for (config, scale), (ok, ran) in sorted(counts.items(), key=lambda c: (c[0][0], -c[0][1])):
+        lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults.")
+    return lines
+
+
 def timed_run(args, name, config, extra):
     d, k, m, scale, seed = config
     inst = os.path.join(args.runs, name + ".instance.json")
@@ -211,6 +268,8 @@ def main():
                         help="make the (16,2,2) sample study's runs (Adam and the lean budget, seeds 1-3, scales 6 and 3)")
     parser.add_argument("--final-rounds-study", action="store_true",
                         help="make the (16,2,3) runs with two final rounds (seeds 1-3, scales 6 and 3)")
+    parser.add_argument("--auto-final-study", action="store_true",
+                        help="run the automatic final rounds (the default) on AUTO_STUDY's configurations")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: relative_link(p, args.out)
@@ -236,10 +295,11 @@ def main():
                   or (args.reuse and os.path.exists(os.path.join(args.runs, name + ".report.json")))]
     study = sample_study(args)
     final2 = final_rounds_study(args)
-    write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel)
+    auto = auto_final_study(args)
+    write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel)
 
 
-def write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel):
+def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel):
     lines = [
         "# The learner's targets across its regime",
         "",
@@ -251,7 +311,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel):
         + (" --adam-only " + " ".join(args.adam_only) if args.adam_only is not None else "")
         + (" --timed " + " ".join(args.timed) if args.timed is not None else "")
         + (" --sample-study" if args.sample_study else "")
-        + (" --final-rounds-study" if args.final_rounds_study else ""),
+        + (" --final-rounds-study" if args.final_rounds_study else "")
+        + (" --auto-final-study" if args.auto_final_study else ""),
         "```",
         "",
         "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
@@ -312,6 +373,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, rel):
         lines += sample_study_lines(study)
     if any(more for _, _, _, more in final2):
         lines += final_rounds_study_lines(final2)
+    if any(a for *_, a in auto):
+        lines += auto_final_study_lines(auto)
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):

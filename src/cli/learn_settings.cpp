@@ -33,7 +33,8 @@ const std::vector<LearnOptionSpec> kTable = {
      "extended: sample budget of the final stage-4 round (0: 2.56e8 for m = 3, 3.2e7 otherwise; -1: no final round)"},
     {"--final-rounds", kPaper, MHA_FIELD(paper.final_rounds),
      "extended: final stage-4 rounds, each with twice the samples of the one before and stage 3 (the last final "
-     "round's heads as proxies) between two",
+     "round's heads as proxies) between two (0: a second one when the first's validation error is above "
+     "0.36e-6 plus the declared label noise squared)",
      nullptr, nullptr, Recorded::when_changed},
     {"--threads", kMethodsAll, MHA_FIELD(paper.threads), "worker threads (results do not depend on it)", nullptr,
      "the machine's cores"},

@@ -36,7 +36,7 @@ inline constexpr OptionRange kOptionRanges[] = {
     {"--crude-sculpt-samples", 0, kTwoTo(36), true},
     {"--d", 1, 1024, true},
     {"--final-fit-samples", 0, kTwoTo(36), true},
-    {"--final-rounds", 1, 4, true},
+    {"--final-rounds", 0, 4, true},
     {"--final-sculpt-samples", -1, kTwoTo(40), true},
     {"--heads", 1, 64, true},
     {"--init-theta-norm", 0, 1e6, false},

@@ -32,6 +32,22 @@ bool wants_final_round(const LearnOptions& o, const LearnState& s) {
          !s.final_round && std::isfinite(s.final_w_standard_error);
 }
 
+// Whether another final round follows the `done` ones, the last of which (round
+// `round`) validated at `validation_error`. Automatic (final_rounds = 0): recorded
+// as a diagnostic, the rule of kAutoFinalRoundValidation (learner.hpp).
+bool another_final_round(Pipeline& p, int round, int done, double validation_error) {
+  if (p.o.final_rounds > 0) return done < p.o.final_rounds;
+  if (done >= kAutoFinalRoundsMax) return false;
+  const double bar = automatic_final_round_bar(p.o.label_noise);
+  const bool another = automatic_final_round_wanted(validation_error, p.o.label_noise);
+  p.diagnose({"4", round, "automatic final rounds",
+              format("validation error %.3g %s %.3g (0.36·(1e-3)² + the declared noise² %.3g): %s", validation_error,
+                     another ? "above" : "at most", bar, p.o.label_noise * p.o.label_noise,
+                     another ? "another final round, with twice the samples" : "no further final round"),
+              false});
+  return another;
+}
+
 // One run of the driver: the pipeline, the state it advances, the shared
 // validation set, and the clock (the state's seconds count earlier parts).
 struct Run {
@@ -120,7 +136,7 @@ void step_net(Run& run) {
   }
   if (s.final_round) {
     // Another final round: stage 3 first, with this round's heads as proxies when its layer fits.
-    if (++s.final_rounds_done < p.o.final_rounds) {
+    if (another_final_round(p, round, ++s.final_rounds_done, s.current->validation_error)) {
       s.next = LearnStep::margin;
       return;
     }

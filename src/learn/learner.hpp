@@ -60,6 +60,24 @@ std::vector<std::string> oracle_stage_names(const OracleStages& oracle);
 struct LearnState;  // below: the driver's state at a safe point
 
 
+// The automatic final rounds (LearnOptions::final_rounds = 0): a second final round,
+// with twice the samples, when the first's layer validates worse than
+// kAutoFinalRoundValidation above the labels' declared noise ν (ν² is the noise's
+// share of the validation error V = Σ‖F − Y‖²/Σ‖Y‖²). V against the parameter error
+// e = max(Θ, W) relative error: V/e² ranged over 0.36–0.99 in the diagnosis grid's
+// extended runs with independent heads (docs/diagnosis/, 45 runs), so V ≤ 0.36·(10⁻³)²
+// means e ≤ 10⁻³ on every one of them. With nearly parallel heads V/e² fell to 0.007
+// (docs/results/runs/phase_*_coh0.99*): there validation cannot see e, and the rule
+// does not promise it.
+constexpr int kAutoFinalRoundsMax = 2;
+constexpr double kAutoFinalRoundValidation = 0.36e-6;
+// The bar a final round's validation error is held to: kAutoFinalRoundValidation + ν².
+inline double automatic_final_round_bar(double label_noise) { return kAutoFinalRoundValidation + label_noise * label_noise; }
+// Whether it asks for another final round (NaN, no layer to judge: no).
+inline bool automatic_final_round_wanted(double validation_error, double label_noise) {
+  return validation_error > automatic_final_round_bar(label_noise);
+}
+
 struct LearnOptions {
   int m = 0;                         // heads
   LearnVariant variant = LearnVariant::extended;
@@ -97,11 +115,13 @@ struct LearnOptions {
   // (the body's error falls ∝ 1/S at m = 2 and ∝ 1/√S at m = 3, so there 8× the
   // samples buy ~2.8×: docs/variants.md); negative: no final round.
   int64_t final_sculpt_samples = 0;
-  // extended: how many final stage-4 rounds. Between two, stage 3 refines W_Σ with the
-  // last final round's heads as proxies (its layer fits), and each final round has twice
-  // the samples of the one before: at (16,2,3), scale 6, the exact W_Σ with 2× the
-  // samples reached 7.8e−4 where 1× reached 1.1e−3 (docs/targets.md).
-  int final_rounds = 1;
+  // extended: how many final stage-4 rounds; 0: as many as the validation error asks
+  // for, at most two (kAutoFinalRoundsMax, another_final_round in learner.cpp). Between
+  // two, stage 3 refines W_Σ with the last final round's heads as proxies (its layer
+  // fits), and each final round has twice the samples of the one before: at (16,2,3),
+  // scale 6, the exact W_Σ with 2× the samples reached 7.8e−4 where 1× reached 1.1e−3
+  // (docs/targets.md).
+  int final_rounds = 0;
   // extended: stage 3's accept fraction when the net's heads are its proxies (rounds ≥ 1
   // with a fitting layer): a higher margin M, a smaller bias 2(k−1)e^{−M} (docs/variants.md).
   double heads_accept_fraction = 1e-4;

@@ -254,6 +254,43 @@ TEST_CASE("learn --final-rounds: stage 3 on the final round's heads, then a fina
                    "--final-rounds: final rounds belong to the extended variant");
 }
 
+// The final rounds of a report: {stage-4 rounds' samples}, and the automatic rule's diagnostics' details.
+struct FinalRounds {
+  std::vector<int64_t> samples;
+  std::vector<std::string> decisions;
+};
+
+FinalRounds final_rounds_of(const nlohmann::json& report, int first_final_round) {
+  FinalRounds f;
+  for (const auto& st : report["stages"])
+    if (st["stage"] == "4" && st.value("round", -1) >= first_final_round) f.samples.push_back(st["samples"].get<int64_t>());
+  for (const auto& d : report.value("diagnostics", nlohmann::json::array()))
+    if (d["name"] == "automatic final rounds") f.decisions.push_back(d["detail"].get<std::string>());
+  return f;
+}
+
+TEST_CASE("learn's automatic final rounds: a second when the first validates above the bar, none when it does not",
+          "[cli][learn]") {
+  Sandbox s;
+  REQUIRE(s.run("generate --d 10 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);
+  const std::string base = "learn " + s.path("inst.json") + " --threads 2 --stage1-samples 50000 --sculpt-samples 300000 "
+                           "--final-sculpt-samples 300000 --rounds 2 --no-polish --no-reference --test-samples 1000 ";
+  // The default (--final-rounds 0): this small budget's final round validates above 0.36e-6.
+  REQUIRE(s.run(base + "--report " + s.path("auto.json")).status == 0);
+  const auto automatic = nlohmann::json::parse(slurp(s.path("auto.json")));
+  CHECK_FALSE(automatic["provenance"]["options"].contains("final_rounds"));  // the default is not recorded
+  const FinalRounds a = final_rounds_of(automatic, 2);
+  REQUIRE(a.decisions.size() == 1);
+  INFO(a.decisions[0]);
+  CHECK(a.decisions[0].find("above") != std::string::npos);
+  CHECK(a.samples == std::vector<int64_t>{300000, 600000});
+  // The tester: --final-rounds 1 makes one final round and no decision.
+  REQUIRE(s.run(base + "--final-rounds 1 --report " + s.path("one.json")).status == 0);
+  const FinalRounds one = final_rounds_of(nlohmann::json::parse(slurp(s.path("one.json"))), 2);
+  CHECK(one.samples == std::vector<int64_t>{300000});
+  CHECK(one.decisions.empty());
+}
+
 TEST_CASE("learn --oracle replaces the named stages by the truth and says so in the report", "[cli][learn][oracle]") {
   Sandbox s;
   REQUIRE(s.run("generate --d 10 --k 2 --m 2 --scale 3 --seed 2 -o " + s.path("inst.json")).status == 0);

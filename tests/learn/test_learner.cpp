@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace mha;
 
 namespace {
@@ -221,4 +223,15 @@ TEST_CASE("the report's test error is measured on fresh samples of the test stre
   CHECK(e.test_samples == 500);
   CHECK(e.test_relative_error == relative_error(moved, test.draw(0, 500, 1), 1));
   CHECK(e.test_relative_error != relative_error(moved, training.draw(0, 500, 1), 1));
+}
+
+TEST_CASE("the automatic final rounds' bar: 0.36e-6 plus the declared noise squared; NaN asks for none", "[learn]") {
+  // kAutoFinalRoundValidation (learner.hpp): V ≤ 0.36·(1e−3)² keeps e ≤ 1e−3 at the smallest V/e²
+  // measured with independent heads (0.36).
+  CHECK(automatic_final_round_bar(0) == 0.36e-6);
+  CHECK(automatic_final_round_bar(0.01) == 0.36e-6 + 1e-4);
+  CHECK(automatic_final_round_wanted(2.61e-6, 0));       // (16,2,3), scale 6, seed 2's final round
+  CHECK_FALSE(automatic_final_round_wanted(2.88e-7, 0)); // (16,2,3), scale 3, seed 2's
+  CHECK_FALSE(automatic_final_round_wanted(2.61e-6, 0.01));  // within the noise's share
+  CHECK_FALSE(automatic_final_round_wanted(std::nan(""), 0));
 }

@@ -13,7 +13,9 @@
 
 using namespace mha;
 
-TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism]") {
+namespace {
+// k = 3, d = 8, m = 2 at logit scale 4: the determinism tests' instance.
+Instance determinism_instance() {
   test::LayerCase c;
   c.shape = {3, 8, 2};
   c.scale = 4;
@@ -21,6 +23,12 @@ TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism
   Instance inst;
   inst.layer = test::make_layer(c);
   inst.k = 3;
+  return inst;
+}
+}  // namespace
+
+TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism]") {
+  const Instance inst = determinism_instance();
   const SampleOracle oracle(inst, 17);
   const Stage1Result one = stage1_estimate_wsum(oracle, {70000, 1});
   const Stage1Result two = stage1_estimate_wsum(oracle, {70000, 2});
@@ -31,13 +39,7 @@ TEST_CASE("stage 1 is bit-identical for any thread count", "[stage1][determinism
 
 TEST_CASE("stage 1 shared by 2 and 3 processes is bit-identical to one process", "[stage1][determinism]") {
   // 300001 samples: 74 blocks of 4096 over two batches of 64 blocks, the last block short.
-  test::LayerCase c;
-  c.shape = {3, 8, 2};
-  c.scale = 4;
-  c.seed = 5;
-  Instance inst;
-  inst.layer = test::make_layer(c);
-  inst.k = 3;
+  const Instance inst = determinism_instance();
   const SampleOracle oracle(inst, 17);
   const Stage1Result one = stage1_estimate_wsum(oracle, {300001, 1});
   REQUIRE(one.samples_by_process == std::vector<int64_t>{300001});
