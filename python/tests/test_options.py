@@ -133,11 +133,12 @@ PYTHON_ONLY = {"verify": {"stages": "the CLI's positional stages"}, "generate": 
                "forward": {"instance": "the CLI's positional instance"}, "check": {"instance": "the CLI's positional instance"},
                "stage1": {"instance": "the CLI's positional instance"}, "sculpt": {"instance": "the CLI's positional instance"}}
 # Python's name of a subcommand: its name with '-' as '_'.
-SUBCOMMANDS = ["generate", "check", "sample", "forward", "verify", "stage1", "sculpt", "hard", "study-wsum"]
+SUBCOMMANDS = ["generate", "check", "sample", "forward", "import", "verify", "stage1", "sculpt", "hard", "study-wsum"]
 
 
 def python_name(subcommand):
-    return subcommand.replace("-", "_")
+    """mhalearn.import_attention for `import` (a Python keyword); the others with '-' as '_'."""
+    return {"import": "import_attention"}.get(subcommand, subcommand.replace("-", "_"))
 
 
 def python_arguments(name):
