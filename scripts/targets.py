@@ -211,7 +211,8 @@ def auto_final_study_lines(rows):
     lines = ["", "## Automatic final rounds (the default)", "",
              "`--final-rounds 0`, the default: after the final round, a second one with twice its samples when the "
              "first's validation error is above 0.36·(1e−3)² (plus the declared label noise², none here); the rule and "
-             "its derivation are at `kAutoFinalRoundValidation` in src/learn/learner.hpp. The one-final-round runs are "
+             "the runs it was measured on are at `kAutoFinalRoundValidation` in src/learn/learner.hpp (a threshold that "
+             "separated the runs below, not a bound). The one-final-round runs are "
              "the diagnosis grid's (made before the rule, as `--final-rounds 1` is now); the automatic runs are "
              "`mhalearn learn INSTANCE --variant extended --no-polish --no-reference` with the defaults, on the "
              "2-core machine (targets/NOTES.md says which runs shared it). Error: max(Θ, W) relative error of the "

@@ -226,8 +226,8 @@ TEST_CASE("the report's test error is measured on fresh samples of the test stre
 }
 
 TEST_CASE("the automatic final rounds' bar: 0.36e-6 plus the declared noise squared; NaN asks for none", "[learn]") {
-  // kAutoFinalRoundValidation (learner.hpp): V ≤ 0.36·(1e−3)² keeps e ≤ 1e−3 at the smallest V/e²
-  // measured with independent heads (0.36).
+  // kAutoFinalRoundValidation (learner.hpp): the threshold that separated the measured runs
+  // with e ≤ 1e−3 (V ≤ 2.98e−7) from those above (V ≥ 1.78e−6).
   CHECK(automatic_final_round_bar(0) == 0.36e-6);
   CHECK(automatic_final_round_bar(0.01) == 0.36e-6 + 1e-4);
   CHECK(automatic_final_round_wanted(2.61e-6, 0));       // (16,2,3), scale 6, seed 2's final round
