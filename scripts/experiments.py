@@ -8,7 +8,10 @@ runs directory. On disk, beside the other runs of its script:
                     written before it), then the command's stdout and stderr,
                     then `exit status S after T s` (or `killed after T s` when
                     it outlived its timeout) once it has ended;
-  NAME.report.json  the command's report (the run's result), when it wrote one.
+  NAME.report.json  the command's report (the run's result), when it wrote one;
+  (or) its stdout   for a command whose result is what it prints (`stdout=PATH`:
+                    written whole when it exits 0, removed otherwise; the log then
+                    holds its stderr).
 
 This is the layout scripts/diagnose.py, targets.py, results.py and
 false_alarms.py always wrote, so the committed run directories under docs/ are
@@ -46,7 +49,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-DASH = "–"  # an absent value in every table (learner_table.py's pages use "—")
+DASH = "–"  # an absent value in every table
 
 
 # --------------------------------------------------------------------------- numbers
@@ -160,20 +163,25 @@ class Run:
     cwd      the working directory; arguments under it are logged relative to it
     shown    the command line to log instead of argv (e.g. the documented tool
              when another binary runs)
+    stdout   a file for the command's standard output, when that is its result (a
+             table, a JSON report printed with --json): written whole when the command
+             exits 0, absent otherwise; the log then holds the command's stderr only
     keep     which finished runs to read back instead of running them again:
-             a function of the Result (default: it has a report)
+             a function of the Result (default: it has a report, or its stdout file
+             when it has no report)
     vary     options whose values may differ between sittings without making the
              run another one (e.g. `--max-seconds` copied from another run's wall time)
     """
 
     def __init__(self, name, argv, runs, report="", tool=None, env=None, timeout=None, cwd=None, shown=None,
-                 keep=None, vary=()):
+                 keep=None, vary=(), stdout=None):
         self.name, self.argv, self.runs = name, [str(a) for a in argv], runs
         self.report = os.path.join(runs, name + ".report.json") if report == "" else report
+        self.stdout = stdout
         self.log = os.path.join(runs, name + ".log")
         self.tool = tool or self.argv[0]
         self.env = env or {}
-        self.timeout, self.cwd, self.keep = timeout, cwd, keep or (lambda result: result.report is not None)
+        self.timeout, self.cwd, self.keep = timeout, cwd, keep or _has_result
         self._shown, self.vary = shown, tuple(vary)
 
     def command(self):
@@ -191,12 +199,13 @@ class Run:
 
 class Result:
     """What one run gave: its logged command, exit status (an int, "killed", or None when
-    its log does not say), wall seconds (None: unknown), report (None: none written)
+    its log does not say), wall seconds (None: unknown), report (None: none written),
+    output (the text of its stdout file; None: none asked for or none written)
     and whether it was read back (reused) rather than made now."""
 
-    def __init__(self, spec, command, status, seconds, report, reused):
+    def __init__(self, spec, command, status, seconds, report, reused, output=None):
         self.spec, self.command, self.status, self.seconds = spec, command, status, seconds
-        self.report, self.reused = report, reused
+        self.report, self.reused, self.output = report, reused, output
 
     @property
     def name(self):
@@ -207,10 +216,26 @@ class Result:
         """Killed, a non-zero exit status, or no report from a command that should write one."""
         if self.status is not None and self.status != 0:
             return True
+        if self.spec.stdout is not None and self.output is None:
+            return True
         return self.spec.report is not None and self.report is None
 
     def __repr__(self):
         return f"Result({self.name!r}, status={self.status!r}, reused={self.reused})"
+
+
+def _has_result(result):
+    """The default `keep`: a run with a report, or (a command without one) with its stdout file."""
+    if result.spec.report is not None:
+        return result.report is not None
+    return result.spec.stdout is not None and result.output is not None
+
+
+def _read_text(path):
+    if path is None or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read()
 
 
 _END = re.compile(r"^(?:exit status (-?\d+)|killed) after ([0-9.]+) s$")
@@ -259,15 +284,18 @@ def previous(spec):
             report = load(spec.path(spec.report))
         except ValueError:  # cut short while written
             report = None
-    return Result(spec, command, status, seconds, report, reused=True)
+    return Result(spec, command, status, seconds, report, reused=True,
+                  output=_read_text(spec.stdout and spec.path(spec.stdout)))
 
 
 def execute(spec):
     """Runs the command now: a fresh log (command first, end last), the old report removed first."""
     log, report = spec.path(spec.log), spec.report and spec.path(spec.report)
+    stdout = spec.stdout and spec.path(spec.stdout)
     os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
-    if report and os.path.exists(report):
-        os.remove(report)
+    for old in (report, stdout):
+        if old and os.path.exists(old):
+            os.remove(old)
     env = dict(os.environ)
     for k, v in spec.env.items():
         if v is None:
@@ -276,13 +304,13 @@ def execute(spec):
             env[k] = str(v)
     command = spec.command()
     start = time.time()
-    with open(log, "w") as f:
+    with open(log, "w") as f, open(stdout + ".tmp", "w") if stdout else f as out:
         f.write("$ " + command + "\n")
         f.flush()
         # Its own process group, so that a timeout or an interrupt ends a wrapped tool too
         # (/usr/bin/time, mpirun, nice), not only the wrapper.
-        proc = subprocess.Popen(spec.argv, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=spec.cwd,
-                                start_new_session=True)
+        proc = subprocess.Popen(spec.argv, stdout=out, stderr=f if stdout else subprocess.STDOUT, env=env,
+                                cwd=spec.cwd, start_new_session=True)
         try:
             status = proc.wait(timeout=spec.timeout)
         except subprocess.TimeoutExpired:
@@ -292,17 +320,24 @@ def execute(spec):
         except BaseException:  # KeyboardInterrupt: the tool removes its temporary files on SIGTERM
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
+            if stdout:
+                os.remove(stdout + ".tmp")
             raise
         seconds = time.time() - start
         f.write(f"\nkilled after {spec.timeout} s\n" if status == "killed" else
                 f"\nexit status {status} after {seconds:.1f} s\n")
+    if stdout:
+        if status == 0:
+            os.replace(stdout + ".tmp", stdout)
+        else:
+            os.remove(stdout + ".tmp")
     result = None
     if report and os.path.exists(report):
         try:
             result = load(report)
         except ValueError:
             result = None
-    return Result(spec, command, status, seconds, result, reused=False)
+    return Result(spec, command, status, seconds, result, reused=False, output=_read_text(stdout))
 
 
 _print_lock = threading.Lock()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/bench/net.md from the runs of scripts/bench-net.sh (docs/bench/net/):
+"""docs/bench/net.md from the runs of scripts/net.py (docs/bench/net/):
 per run the wall and CPU seconds, the seconds per stage, stage 6's rounds, and
 the errors of the exhaustive net, the paper's stages and polishing; then
 docs/bench/net/NOTES.md (what the numbers say), as written by hand."""
@@ -14,13 +14,14 @@ from experiments import fmt, table  # noqa: E402
 out = sys.argv[1]
 runs = sorted(p[:-len(".report.json")] for p in glob.glob(os.path.join(out, "*.report.json")))
 
-print("Produced by `./scripts/bench-net.sh --mpi` (this file is overwritten by `scripts/net_table.py`; logs, reports,")
+print("Driver: `python3 scripts/net.py --mpi`; the runs here were made before it, by its shell predecessor and by hand,")
+print("with the commands their logs start with (this file is overwritten by `scripts/net_table.py`; logs, reports,")
 print("instances and learned layers in `docs/bench/net/`). Each run is `mhalearn generate --d 16 --k 2 --m M --scale 3")
 print("--seed 1` then `nice -n 10 mhalearn learn inst.json --seed 1 --threads 2 --no-reference` (the `_mpi2` run:")
 print("`mpirun -np 2 mhalearn learn … --threads 1`), default options otherwise, on a 2-core machine shared with other")
 print("work: wall seconds depend on the load (given before/after), CPU seconds (user + system) much less, and")
 print("OpenMP threads that spin while they wait inflate both (the m = 5 run had OMP_WAIT_POLICY=passive, which")
-print("bench-net.sh now sets; each log ends with its command).\n")
+print("net.py sets for every run; each log starts with its command).\n")
 cells = []
 for r in runs:
     name = os.path.basename(r)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""docs/noise.md and docs/data/noise_*.tsv from the runs of scripts/noise-figure.sh.
+"""docs/noise.md and docs/data/noise_*.tsv from the runs of scripts/noise.py.
 
-usage: noise_table.py RUN_DIR CPU COMMIT
+usage: noise_table.py RUN_DIR CPU COMMIT   (the CPU and commit the runs' reports name)
 """
 import itertools
 import json
@@ -121,12 +121,12 @@ with open("docs/data/noise_sqrt_n.tsv", "w") as f:
         f.write(f"{s['n']}\t{s['final']:.6g}\t{c_half / math.sqrt(s['n']):.6g}\n")
 
 # ---- the page
-cmd = "./scripts/noise-figure.sh"
+cmd = "/usr/bin/python3 scripts/noise.py"
 out = []
 p = out.append
 p("# Labels as users have them: label noise, float32 labels, the final fit")
 p("")
-p(f"Produced by `{cmd}` on {cpu}, commit {commit} (the machine was shared: wall times are upper bounds; "
+p(f"Produced by `{cmd}` on {cpu}, its runs built at commit {commit} (the machine was shared: wall times are upper bounds; "
   "for how long a configuration takes, see [results.md](results.md)).")
 p("Each Gaussian-noise row is")
 p("")

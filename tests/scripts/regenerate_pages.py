@@ -11,9 +11,9 @@ each page in its from-existing-runs mode and compares it with the committed one:
   docs/targets.md    scripts/targets.py (the page's command) --reuse
   docs/bench/net.md  scripts/net_table.py docs/bench/net
   docs/noise.md, docs/data/noise_*.tsv
-                     scripts/noise_table.py (the test arrays .gitignore keeps out
-                     of git are remade first: `sample --n 20000 --seed 1000` and
-                     three `forward` passes, about a second)
+                     scripts/noise.py --page-only (with the real tool: the test
+                     arrays .gitignore keeps out of git are remade first, `sample
+                     --n 20000 --seed 1000` and three `forward` passes, a second)
   docs/results.md, docs/results/*.tsv
                      scripts/results.py --reuse (the lines that name the machine,
                      commit and time of writing aside)
@@ -28,8 +28,7 @@ each page in its from-existing-runs mode and compares it with the committed one:
   docs/bench/scaling.md
                      scripts/scaling_table.py (from docs/bench/scaling/)
 
-docs/learner.md is not checked: it is written by hand now, and
-scripts/bench-learner.sh, which used to write it, is obsolete (scripts/README.md).
+docs/learner.md and docs/stages12.md are written by hand.
 
   tests/scripts/regenerate_pages.py --tool build/release/mhalearn [--keep DIR]
 Exit 0 when every page matches, 1 otherwise (the differences are printed).
@@ -81,16 +80,6 @@ def stub_tools(sandbox, tool, calls):
         os.chmod(path, 0o755)
 
 
-def noise_arrays(sandbox, tool):
-    runs = os.path.join(sandbox, "docs", "bench", "noise")
-    quiet = dict(cwd=runs, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([tool, "sample", "instance.json", "--n", "20000", "--seed", "1000", "--x", "test_X.npy",
-                    "--y", "test_Y.npy"], **quiet)
-    for name in ("paper", "polished", "final"):
-        subprocess.run([tool, "forward", f"float32_{name}.learned.json", "--x", "test_X.npy",
-                        "-o", f"float32_{name}.test_Y.npy"], **quiet)
-
-
 def has_numpy():
     return subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True).returncode == 0
 
@@ -130,9 +119,8 @@ def main():
         regenerate("targets.py", ["scripts/targets.py", "--tool", t] + TARGETS_COMMAND)
         regenerate("net_table.py", ["scripts/net_table.py", "docs/bench/net"], stdout="docs/bench/net.md")
         numpy = has_numpy()
-        if numpy:
-            noise_arrays(sandbox, tool)
-            regenerate("noise_table.py", ["scripts/noise_table.py", "docs/bench/noise", "AMD EPYC", "4a269a8"])
+        if numpy:  # the real tool: --page-only samples the test inputs and runs `forward` (no learn)
+            regenerate("noise.py", ["scripts/noise.py", "--tool", tool, "--page-only"])
         regenerate("results.py", ["scripts/results.py", "--reuse", "--command", "scripts/results.sh --reuse"])
         regenerate("false_alarms.py", ["scripts/false_alarms.py", "--tool", t, "--faulty", "build/release/mhalearn_faulty",
                                        "--threads", "2", "--finished-only", "--built-from", BUILT_FROM])

@@ -164,6 +164,26 @@ def test_a_failing_run_is_recorded_as_failed(box):
 
 
 @with_sandbox
+def test_a_run_whose_result_is_its_stdout(box):
+    """`stdout=PATH`: the command's standard output is its result, written whole on exit 0;
+    the log keeps the command and its stderr."""
+    def spec(name, *extra):
+        return ex.Run(name, [box.tool, "study", "--report", os.path.join(box.dir, "ignored.json")] + list(extra),
+                      box.runs, report=None, stdout=os.path.join(box.runs, name + ".tsv"))
+    result = ex.run(spec("s"), quiet=True)
+    assert result.status == 0 and not result.failed and result.output == "fake learn: stdout\n", result.output
+    log = lines(os.path.join(box.runs, "s.log"))
+    assert "fake learn: stderr" in log and "fake learn: stdout" not in log, log
+    again = ex.run(spec("s"), reuse=True, quiet=True)
+    assert again.reused and again.output == result.output and box.calls() == 1
+    # A failed command leaves no stdout file (not half a table), and is made again under reuse.
+    failed = ex.run(spec("t", "--fail", "2"), quiet=True)
+    assert failed.failed and failed.output is None and not os.path.exists(os.path.join(box.runs, "t.tsv"))
+    assert not os.path.exists(os.path.join(box.runs, "t.tsv.tmp"))
+    assert not ex.run(spec("t", "--fail", "2"), reuse=True, quiet=True).reused and box.calls() == 3
+
+
+@with_sandbox
 def test_a_run_past_its_timeout_is_killed(box):
     t0 = time.time()
     result = ex.run(box.spec("k", "--sleep", "30", timeout=0.5), quiet=True)
