@@ -12,7 +12,7 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
             the run's (for editing this script, and for a pass made over several
             sittings: a run killed half-way has no report and is made again)
   --sections S,...  make only these sections' runs (sbs, phase, regimes, scaling,
-            throughput) and write no page: a long pass in pieces, each piece
+            throughput, convergence) and write no page: a long pass in pieces, each piece
             kept by --reuse; the page is written by a run of every section
 
 Time of the full page, measured at f671bbd on the otherwise idle 2-core
@@ -704,7 +704,7 @@ def machine():
             platform.platform())
 
 
-SECTIONS = ["sbs", "phase", "regimes", "scaling", "throughput"]
+SECTIONS = ["sbs", "phase", "regimes", "scaling", "throughput", "convergence"]
 
 
 def make_runs_only(sections):
@@ -723,6 +723,8 @@ def make_runs_only(sections):
             scaling(sbs)  # without the side-by-side rows its shared runs are made again
         elif section == "throughput":
             throughput(sbs)
+        elif section == "convergence":
+            results_convergence.runs(learn, instance)
     print(f"made the runs of {', '.join(sections)} in {(time.time() - t0) / 60:.1f} min; no page written "
           f"(a run of every section writes it)", file=sys.stderr)
 
@@ -786,6 +788,7 @@ def main():
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_page import render  # noqa: E402  (the page's prose, kept apart from the runs)
+import results_convergence  # noqa: E402  (the paper variant's budgets: its runs and tables)
 
 if __name__ == "__main__":
     main()
