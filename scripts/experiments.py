@@ -38,6 +38,7 @@ Standard library only; importable from any script of scripts/ (they put their
 own folder first on sys.path).
 """
 import argparse
+import datetime
 import json
 import math
 import os
@@ -143,6 +144,63 @@ def cpu_model(default="unknown"):
     except OSError:
         pass
     return default
+
+
+# --------------------------------------------------------------------------- provenance
+# For commands whose output records no provenance of its own (a table, a text report): what
+# made each run, in RUNS/provenance.json, written when the run is made.
+
+
+def git_commit(root):
+    """The short hash of HEAD in `root`, marked when src/ or CMakeLists.txt (what the tool is built from) differ from it."""
+    git = ["git", "-C", root]
+    commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if not commit:  # not a git checkout
+        return "unknown"
+    dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--", "src", "CMakeLists.txt"]).returncode != 0
+    return commit + (" (with uncommitted changes to src/)" if dirty else "")
+
+
+def provenance_now(tool, root):
+    """What a run made now records: the commit checked out, the date (UTC), the machine, the
+    binary and what it says of itself (`--version`: the commit its build was configured at)."""
+    try:
+        version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:  # no such binary: nothing will be made with it
+        version = ""
+    return {"commit": git_commit(root), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "machine": cpu_model(), "binary": os.path.relpath(tool, root) if tool.startswith(root + os.sep) else tool,
+            "version": version}
+
+
+def record(runs, results, provenance):
+    """Adds `provenance` to RUNS/provenance.json (a runs directory's record of what made its runs) for each run made now (a run read back keeps its entry)."""
+    made = [r for r in results if not r.reused]
+    if not made:
+        return
+    path = os.path.join(runs, "provenance.json")
+    entries = load(path) or {}
+    for r in made:
+        entries[r.name] = provenance
+    write_page(path, json.dumps(entries, indent=1, sort_keys=True) + "\n")
+
+
+def made_on(runs, names):
+    """'MACHINE, commit C, DATE' of the named runs, from RUNS/provenance.json (several: each listed)."""
+    entries = load(os.path.join(runs, "provenance.json")) or {}
+    rows = [entries.get(n, {}) for n in names]
+
+    def values(key):
+        return ", ".join(sorted({r.get(key, "unknown") for r in rows}))
+
+    dates = sorted({r.get("date", "unknown") for r in rows})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return f"{values('machine')}, commit {values('commit')}, {when}"
+
+
+def tool_path(tool):
+    """The tool as given, absolute when it is a path (for scripts that work from the repository's root)."""
+    return os.path.abspath(tool) if os.sep in tool else tool
 
 
 # --------------------------------------------------------------------------- runs

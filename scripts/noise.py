@@ -23,7 +23,6 @@ The page alone, from the committed runs: `--page-only` (it remakes the test arra
 which .gitignore keeps out of git, with `sample` and `forward`, about a second).
 """
 import argparse
-import json
 import os
 import subprocess
 import sys

@@ -19,7 +19,8 @@ if [[ "${1:-}" == "--check" ]]; then
 fi
 cmake --build --preset release --target mhalearn_bench >/dev/null
 if [[ "${1:-}" != "--quick" ]]; then
-  ./scripts/wsum-figure.sh >/dev/null   # the stage-1 figure the page embeds
+  reuse=(); [[ " $* " == *" --reuse "* ]] && reuse=(--reuse)
+  python3 scripts/wsum.py --tool build/release/mhalearn "${reuse[@]}" >/dev/null   # the stage-1 figure the page embeds
 fi
 [[ " $* " == *" --reuse "* ]] || rm -rf docs/results
 python3 scripts/results.py "$@" --command "scripts/results.sh${*:+ $*}"

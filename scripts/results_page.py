@@ -389,7 +389,7 @@ in d, not asymptotics.
 
 ![W-sum lemma](figures/wsum_stable_rank.svg)
 
-From `scripts/wsum-figure.sh` (see [wsum.md](wsum.md)): ‖M(Θ) − I‖ shrinks as
+From `scripts/wsum.py` (see [wsum.md](wsum.md)): ‖M(Θ) − I‖ shrinks as
 the stable rank of Θ grows, the regime in which stage 1's crude Ŵ is accurate.
 
 ## 4. Throughput

@@ -27,6 +27,8 @@ each page in its from-existing-runs mode and compares it with the committed one:
                      scripts/memory_table.py (from docs/bench/memory/)
   docs/bench/scaling.md
                      scripts/scaling_table.py (from docs/bench/scaling/)
+  docs/wsum.md, docs/hardness.md (and their data)
+                     scripts/wsum.py --reuse, scripts/hardness.py --reuse
 
 docs/learner.md and docs/stages12.md are written by hand.
 
@@ -130,13 +132,16 @@ def main():
         regenerate("sample_loops_table.py", ["scripts/sample_loops_table.py", "docs/bench/sample_loops"])
         regenerate("memory_table.py", ["scripts/memory_table.py", "docs/bench/memory"])
         regenerate("scaling_table.py", ["scripts/scaling_table.py", "docs/bench/scaling"])
+        regenerate("wsum.py", ["scripts/wsum.py", "--tool", t, "--reuse"])
+        regenerate("hardness.py", ["scripts/hardness.py", "--tool", t, "--reuse"])
         if os.path.exists(calls):
             problems.append("a regeneration tried to make a run:\n  " + open(calls).read().replace("\n", "\n  "))
 
         stamp = re.compile(r"; started |page written on |^- Machine: |^- Git commit: ")
         checks = [("docs/diagnosis.md", None), ("docs/diagnosis/summary.json", None), ("docs/targets.md", None),
                   ("docs/bench/net.md", None), ("docs/bench/sample_loops.md", None), ("docs/bench/memory.md", None),
-                  ("docs/bench/scaling.md", None),
+                  ("docs/bench/scaling.md", None), ("docs/wsum.md", None), ("docs/hardness.md", None),
+                  ("docs/data/wsum_stable_rank.tsv", None), ("docs/data/hardness_study.tsv", None),
                   ("docs/results.md", lambda line: not stamp.search(line)),
                   ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
                   ("docs/benchmarks.md", lambda line: not stamp.search(line))]
