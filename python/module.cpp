@@ -9,6 +9,7 @@
 #include "cli/hard_run.hpp"
 #include "cli/file_kinds.hpp"
 #include "cli/learn_checkpoints.hpp"
+#include "cli/demo_run.hpp"
 #include "cli/learn_settings.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/option_ranges.hpp"
@@ -283,9 +284,10 @@ struct KeywordSettings {
   std::set<std::string> given;  // as flags
 };
 
-void set_learn_keyword(KeywordSettings& k, const std::string& name, py::handle value) {
+void set_learn_keyword(KeywordSettings& k, const std::string& name, py::handle value, const std::string& command) {
   const cli::LearnOptionSpec* spec = cli::find_learn_option_by_keyword(name);
-  if (!spec) bad_input("learn: unknown option '" + name + "' (the options: help(mhalearn.learn))");
+  if (!spec || (command == "demo" && !cli::demo_takes_learn_option(*spec)))
+    bad_input(command + ": unknown option '" + name + "' (the options: help(mhalearn." + command + "))");
   std::visit(
       [&](auto* field) {
         using T = std::remove_pointer_t<decltype(field)>;
@@ -303,16 +305,17 @@ void set_learn_keyword(KeywordSettings& k, const std::string& name, py::handle v
   k.given.insert(spec->flag);
 }
 
-// The keyword options of learn(), checked as the CLI checks its flags.
-KeywordSettings learn_settings(const py::dict& kw, bool has_truth) {
+// The keyword options of learn() (or demo(), which takes the paper learner's), checked as
+// the CLI checks its flags.
+KeywordSettings learn_settings(const py::dict& kw, bool has_truth, const std::string& command = "learn") {
   KeywordSettings k;
   k.s.paper.threads = default_threads();
   for (const auto& [key, value] : kw) {
     const std::string name = py::str(key);
     try {
-      set_learn_keyword(k, name, value);
+      set_learn_keyword(k, name, value, command);
     } catch (const py::cast_error&) {
-      bad_input("learn: option '" + name + "' has the wrong type (" + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
+      bad_input(command + ": option '" + name + "' has the wrong type (" + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
     }
   }
   for (const std::string& flag : k.given) {  // the CLI's ranges (cli/option_ranges.hpp)
@@ -320,10 +323,10 @@ KeywordSettings learn_settings(const py::dict& kw, bool has_truth) {
     const cli::LearnOptionSpec* spec = cli::find_learn_option_by_flag(flag);
     if (!r) continue;
     const double value = kw[py::str(cli::learn_keyword(*spec))].cast<double>();
-    if (auto e = cli::range_problem(*r, value); !e.empty()) bad_input("learn: " + cli::learn_keyword(*spec) + " " + e);
+    if (auto e = cli::range_problem(*r, value); !e.empty()) bad_input(command + ": " + cli::learn_keyword(*spec) + " " + e);
   }
   if (auto e = cli::learn_settings_problem(k.s, k.given, has_truth, cli::Spelling::python); !e.empty())
-    bad_input("learn: " + e);
+    bad_input(command + ": " + e);
   return k;
 }
 
@@ -435,6 +438,25 @@ py::tuple learn_data(const py::array& x, const py::array& y, int m, uint64_t see
   const auto source = with_label_noise(std::move(data.source), k.s.label_noise, seed);
   return run_method(*source, k, m, seed, nullptr, {{"source", "arrays"}, {"n", n}, {"seed", seed}},
                     k.s.checkpoint.empty() && k.s.resume.empty() ? json() : python_input_identity(nullptr, &x, &y));
+}
+
+// The main job (cli/demo_run.hpp), as `mhalearn demo`: (status, error, report, text).
+py::tuple demo_py(const std::string& out, int d, int k, int m, double scale, uint64_t seed, uint64_t sample_seed,
+                  int64_t write_samples, int64_t cross_check, const py::kwargs& options) {
+  const KeywordSettings ks = learn_settings(options, true, "demo");
+  cli::DemoArgs a;
+  a.gen.d = d, a.gen.k = k, a.gen.m = m, a.gen.scale = scale, a.gen.seed = seed;
+  a.out = out, a.written = write_samples, a.checked = cross_check, a.sample_seed = sample_seed;
+  a.learn = ks.s, a.given = ks.given;
+  std::string text;
+  cli::DemoRun run;
+  {
+    py::gil_scoped_release release;
+    run = cli::run_demo_command(a, [&text](const std::string& t) { text += t; }, python_provenance);
+  }
+  if (run.status == cli::kExitBadInput) bad_input("demo: " + run.error);
+  if (run.status == cli::kExitFastPathOverflow) fast_path_overflow("demo: " + run.error);
+  return py::make_tuple(run.status, run.error, run.report.is_null() ? py::object(py::none()) : to_python(run.report), text);
 }
 
 py::list verify_py(const Instance& inst, const std::vector<std::string>& requested, uint64_t seed, int threads,
@@ -757,6 +779,15 @@ PYBIND11_MODULE(_core, mod) {
           "The W-sum lemma's trend (as `mhalearn study-wsum`): a list of rows, the TSV's columns as keys");
   mod.def("learn_instance", &learn_instance, py::arg("instance"), py::arg("seed"), py::arg("options"));
   mod.def("learn_data", &learn_data, py::arg("x"), py::arg("y"), py::arg("m"), py::arg("seed"), py::arg("options"));
+  const cli::DemoArgs demo_defaults;
+  mod.def("demo", &demo_py, py::arg("out") = demo_defaults.out, py::kw_only(), py::arg("d") = demo_defaults.gen.d,
+          py::arg("k") = demo_defaults.gen.k, py::arg("m") = demo_defaults.gen.m, py::arg("scale") = demo_defaults.gen.scale,
+          py::arg("seed") = demo_defaults.gen.seed, py::arg("sample_seed") = demo_defaults.sample_seed,
+          py::arg("write_samples") = demo_defaults.written, py::arg("cross_check") = demo_defaults.checked,
+          "The main job (as `mhalearn demo`) into the folder `out`: (status, error, report, text); the package's demo "
+          "returns (report, text)");
+  mod.def("demo_option_table", [] { return to_python(cli::demo_learn_option_table_json()); },
+          "The rows of learn's option table that demo takes (the paper learner's, no oracle, no checkpoints)");
   mod.def("learn_option_table", [] { return to_python(cli::learn_option_table_json()); },
           "learn's options, as the CLI's option table defines them (flag, keyword, methods, type, default, range, help)");
 }

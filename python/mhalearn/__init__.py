@@ -102,7 +102,7 @@ sample = _one_line_errors("sample", _core.sample)
 write_instance = _one_line_errors("write_instance", _core.write_instance)
 
 __all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "RunFailed", "check", "forward",
-           "from_torch", "generate", "hard", "import_attention", "learn", "read_instance", "sample", "sculpt", "stage1",
+           "demo", "from_torch", "generate", "hard", "import_attention", "learn", "read_instance", "sample", "sculpt", "stage1",
            "study_wsum", "verify", "write_instance", "__version__"]
 
 
@@ -249,14 +249,38 @@ def learn(source, y=None, m=None, *, seed=1, **options):
         layer, report = _one_line_errors("learn", _core.learn_data)(source, y, m, seed, options)
     if layer is None:
         raise LearnFailed(report["message"], report)
-    for d in report.get("diagnostics", []):
+    _learner_verdict(report, layer, report)
+    return layer, report
+
+
+def _learner_verdict(learner_report, layer, report):
+    """As the CLI's learner_exit_status: the diagnostics as warnings, and ReferenceDisagreement
+    (with `report` and `layer` attached) when a fast path disagrees with its reference."""
+    for d in learner_report.get("diagnostics", []):
         if d["warning"]:
             where = f", round {d['round']}" if "round" in d else ""
-            warnings.warn(f"stage {d['stage']}{where}: {d['name']}: {d['detail']}", LearnerDiagnostic, stacklevel=2)
-    bad = _disagreeing(report.get("reference", []))
+            warnings.warn(f"stage {d['stage']}{where}: {d['name']}: {d['detail']}", LearnerDiagnostic, stacklevel=3)
+    bad = _disagreeing(learner_report.get("reference", []))
     if bad:
         raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
-    return layer, report
+
+
+@_surface(_core.demo)
+def demo(*args, **kwargs):
+    """The default instance generated, sampled, checked and learned end to end, into the
+    folder `out` (instance.json, X.npy, Y.npy, learned.json, report.json), as `mhalearn demo`
+    with the same options: (report, text), the report as OUT/report.json holds it and the
+    text the CLI prints. The learner's options are learn's for the paper's learner (listed
+    below). Raises RunFailed (LearnFailed when the learner stopped) and ReferenceDisagreement
+    as learn does, the latter also when the forward cross-check disagrees."""
+    status, error, report, text = _one_line_errors("demo", _core.demo)(*args, **kwargs)
+    if status == 4 and report is None:  # the forward cross-check
+        raise ReferenceDisagreement(f"mhalearn.demo: {error}", [], report=report)
+    if status != 0:
+        failed = LearnFailed if report is not None and "learn" in report else RunFailed
+        raise failed(f"mhalearn.demo: {error}", report)
+    _learner_verdict(report["learn"], None, report)
+    return report, text
 
 
 def _options_doc(rows):
@@ -274,6 +298,7 @@ def _options_doc(rows):
 
 
 learn.__doc__ += _options_doc(_core.learn_option_table())
+demo.__doc__ += _options_doc(_core.demo_option_table())
 
 
 def from_torch(module, *, k=2, inputs="boolean"):
