@@ -20,9 +20,12 @@ StageRecord sculpt_record(const ResculptResult& rs, const ResculptOptions& ro, i
                {"shared_loop_seconds", sr.loop_seconds}, {"centre_seconds", sr.centre_seconds},
                {"hull_error_bound", sr.hull_distance_bound / sr.hull_point_norm},
                {"hull_error_typical", sr.hull_distance_typical / sr.hull_point_norm}};
-  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths; lemma's hull error ≤ %.1e (typical %.1e)", rs.tau,
-                     (long long)sr.constraints, sr.gap, heuristic_widths ? "heuristic" : "lemma",
-                     sr.hull_distance_bound / sr.hull_point_norm, sr.hull_distance_typical / sr.hull_point_norm);
+  r.summary = format("tau %.2e: %lld constraints, gap %.2e, %s widths", rs.tau, (long long)sr.constraints, sr.gap,
+                     heuristic_widths ? "heuristic" : "lemma");
+  // Without a constraint there is no hull point to measure the lemma's distance against (0/0).
+  if (sr.constraints > 0)
+    r.summary += format("; lemma's hull error ≤ %.1e (typical %.1e)", sr.hull_distance_bound / sr.hull_point_norm,
+                        sr.hull_distance_typical / sr.hull_point_norm);
   if (ro.sculpt.certify.label_noise > 0 || ro.sculpt.certify.float32_labels) {
     r.details["label_noise_assumed"] = ro.sculpt.certify.label_noise;
     r.details["float32_labels"] = ro.sculpt.certify.float32_labels;
