@@ -20,7 +20,9 @@ machine (made in three sittings with --sections and --reuse; per-run wall
 times in each run's log): side by side 111 min (20 configurations; (16,2,3)
 is 64 min of it, (32,2,2) 24), phase diagram 62 min (12 cells × 5 seeds × 4
 methods, about 62 s per cell and seed), other regimes 3 min, scaling 21 min,
-throughput and the page 3 min: about 3.4 h on 2 cores. To stay near that,
+throughput and the page 3 min: about 3.4 h on 2 cores; the convergence
+section (18 runs of the paper variant, every budget ×0.25 to ×64) 21 min more,
+measured at d1965ee with a compiler running beside it. To stay near that,
 the phase diagram leaves out logit scale 6 (its 4 cells would add about
 21 min) and the side by side runs two seeds, not three, at (32,2,2) and
 (16,2,3), the shapes that take most of its time (a third seed would add
@@ -724,7 +726,7 @@ def make_runs_only(sections):
         elif section == "throughput":
             throughput(sbs)
         elif section == "convergence":
-            results_convergence.runs(learn, instance)
+            results_convergence.runs(learn, instance, args.quick)
     print(f"made the runs of {', '.join(sections)} in {(time.time() - t0) / 60:.1f} min; no page written "
           f"(a run of every section writes it)", file=sys.stderr)
 
@@ -761,6 +763,10 @@ def main():
     sc_rows, cap = scaling(sbs)
     print("throughput", file=sys.stderr)
     ratio_md, fwd_md, peak, refps = throughput(sbs)
+    print("convergence", file=sys.stderr)
+    conv_md, conv_fig, conv_points, conv_fits = results_convergence.outputs(
+        results_convergence.runs(learn, instance, args.quick), fmt, fmt_int, table, write_tsv, gnuplot)
+    conv_section = results_convergence.section(conv_md, conv_fig, conv_points, conv_fits, fmt, fmt_int)
 
     sbs_md = side_by_side_tables(sbs)
     sum_md, facts = side_by_side_summary(sbs)
@@ -780,7 +786,7 @@ def main():
                        rp_starts=RP_STARTS, phase_rp_starts=rp_starts, phase_rp_cut=rp_cut, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
                        sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total, run_walls=run_walls,
                        cpu=cpu, cores=cores, mem=mem, commit=commit, plat=plat, started=started, adam_budget=adam_budget,
-                       scales=scales, cohs=cohs, command=args.command, quick=args.quick))
+                       scales=scales, cohs=cohs, command=args.command, quick=args.quick, conv_section=conv_section))
     with open(os.path.join(ROOT, "docs/results.md"), "w") as f:
         f.write(page)
     print(f"wrote docs/results.md in {total / 60:.1f} min", file=sys.stderr)

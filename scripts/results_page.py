@@ -413,6 +413,7 @@ not a count of executed instructions. The MPFR reference forward pass runs at
 {fmt(c['refps'], 2)} examples/s at (2,16,2). The full forward benchmark is
 [benchmarks.md](benchmarks.md).
 
+{c['conv_section']}
 ## How to read these numbers
 
 Each number above is backed by a cross-check: the stages' fast paths agree
