@@ -176,6 +176,17 @@ SpanResult true_hull(const Pipeline& p) {
 
 // ---- Stage 6 -------------------------------------------------------------------
 
+// The ball stage 6 searches, ‖Θ‖_F ≤ R. The heads are x0 + Σ t_i v_i, so
+// ‖Θ_i‖² = ‖x0‖² + ‖t‖² ≥ ‖x0‖²: a hull point beyond R/2 says the heads may lie
+// outside the ball (at logit scale 24 every head did, with R = 20: docs/diagnosis.md).
+// The extended variant then grows the ball to 2‖x0‖, which holds every head with
+// ‖t‖ ≤ √3‖x0‖, from round 1 on (round 0's body is crude: its hull point says little
+// about the heads); the paper's R is its a priori bound on the heads and stays.
+double net_radius(const LearnOptions& o, int round, const Eigen::VectorXd& hull_point) {
+  const double r = o.sculpt.sculpt.radius;
+  return o.variant == LearnVariant::paper || round == 0 ? r : std::max(r, 2 * hull_point.norm());
+}
+
 bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation) {
   if (p.o.oracle.stage6) {
     cur.net.layer = cur.net.coarse_layer = *p.truth;
@@ -188,7 +199,7 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
   if (p.o.variant == LearnVariant::paper) no.max_refine_iterations = 0;  // the exhaustive net alone
   no.threads = p.o.threads;
   no.processes = p.o.processes;
-  no.radius = p.o.sculpt.sculpt.radius;
+  no.radius = net_radius(p.o, round, cur.span.hull_point);
   no.first_sample = p.offset;
   try {
     cur.net = search_net(p.source, cur.span.hull_point, cur.span.hull_directions, p.m, no);
@@ -206,7 +217,12 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
     const LayerErrors e = compare_layers(cur.net.layer, *p.truth_instance, p.o.test_seed, 0, p.o.threads);
     errors = ParameterErrors{e.theta_max_rel, e.w_max_rel};
   }
-  p.record(net_record(cur.net, cur.validation_error, round, errors ? &*errors : nullptr));
+  StageRecord record = net_record(cur.net, cur.validation_error, round, errors ? &*errors : nullptr);
+  if (no.radius != p.o.sculpt.sculpt.radius) {
+    record.details["radius"] = no.radius;
+    record.summary += format("; ball grown to R = %.3g (hull point at %.3g)", no.radius, cur.span.hull_point.norm());
+  }
+  p.record(std::move(record));
   return true;
 }
 

@@ -23,6 +23,10 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
 SpanResult run_span(Pipeline& p, int round, const SculptResult& sculpt);
 SpanResult true_hull(const Pipeline& p);
 
+// The radius of the ball stage 6 searches in round `round` with the hull point x0:
+// R, or for the extended variant from round 1 on max(R, 2‖x0‖) (steps.cpp says why).
+double net_radius(const LearnOptions& o, int round, const Eigen::VectorXd& hull_point);
+
 // Stage 6 over `cur.span`'s hull, or the true layer (stage-6 oracle); false (with the
 // report's message set) when the net cannot run.
 bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation);

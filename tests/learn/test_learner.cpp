@@ -1,9 +1,11 @@
 #include "numeric/tolerance.hpp"
 #include "learn/learner.hpp"
+#include "learn/steps.hpp"
 #include "instances.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mha;
@@ -234,4 +236,32 @@ TEST_CASE("the automatic final rounds' bar: 0.36e-6 plus the declared noise squa
   CHECK_FALSE(automatic_final_round_wanted(2.88e-7, 0)); // (16,2,3), scale 3, seed 2's
   CHECK_FALSE(automatic_final_round_wanted(2.61e-6, 0.01));  // within the noise's share
   CHECK_FALSE(automatic_final_round_wanted(std::nan(""), 0));
+}
+
+TEST_CASE("stage 6's ball grows to 2‖x0‖ from round 1 in the extended variant, and finds heads beyond R", "[learn]") {
+  LearnOptions o;
+  o.sculpt.sculpt.radius = 20;
+  const Eigen::VectorXd near = Eigen::VectorXd::Constant(16, 2.0);  // ‖x0‖ = 8 ≤ R/2
+  const Eigen::VectorXd far = Eigen::VectorXd::Constant(16, 4.5);   // ‖x0‖ = 18 > R/2
+  CHECK(net_radius(o, 1, near) == 20);
+  CHECK(net_radius(o, 1, far) == Approx(36).epsilon(1e-15));
+  CHECK(net_radius(o, 0, far) == 20);  // round 0's crude body: R
+  o.variant = LearnVariant::paper;
+  CHECK(net_radius(o, 1, far) == 20);  // the paper's R is its bound on the heads
+
+  // Logit scale 24: every ‖Θ_i‖_F = 24 > R = 20 (the condition theta_norm_bound fails).
+  const Instance inst = test::generated_instance(12, 2, 2, 24, 1);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions grown = small_learn_options();
+  grown.polish = false;
+  const LearnResult r = learn_layer(oracle, grown, &inst);
+  INFO(format_table(r.report));
+  REQUIRE(r.report.ok);
+  CHECK(std::max(r.report.errors_before_polish->theta_max_rel, r.report.errors_before_polish->w_max_rel) <
+        tolerance::learner_stages_target());
+  // Its tester: the paper variant, whose ball stays at R, does not find the heads.
+  LearnOptions fixed = grown;
+  fixed.variant = LearnVariant::paper;
+  const LearnResult p = learn_layer(oracle, fixed, &inst);
+  CHECK((!p.report.ok || p.report.errors_before_polish->theta_max_rel > 0.1));
 }
