@@ -26,7 +26,7 @@ at the rate measured in docs/diagnosis.md: ∝ 1/S for m = 2, ∝ 1/√S for m �
 projected budget for the target is given), or neither — the code — when an error is
 far above its lemma's prediction with every assumption holding.
 
-Usage: scripts/diagnose.py --tool build/release/mhalearn [--grid | --configs 16,2,2,6,1 ...]
+Usage: scripts/diagnose.py --tool build/release/mhalearn [--grid | --configs 16,2,2,6,1[,0.5] ...]
                            [--threads 2] [--jobs 1] [--target 1e-3] [--reuse]
                            [--out docs/diagnosis.md] [--runs docs/diagnosis]
 --grid is the issue's grid: (8,2,2), (16,2,2), (32,2,2), (64,2,2), (16,3,2),
@@ -129,7 +129,8 @@ def diagnose(row, target):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tool", required=True)
-    parser.add_argument("--configs", nargs="+", default=[], help="d,k,m,scale,seed")
+    parser.add_argument("--configs", nargs="+", default=[],
+                        help="d,k,m,scale,seed[,coherence] (coherence: mhalearn generate --coherence)")
     parser.add_argument("--grid", action="store_true", help="the issue's grid (see the docstring)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=1, help="configurations worked on at a time")
@@ -141,7 +142,7 @@ def main():
     parser.add_argument("--out", default="docs/diagnosis.md")
     parser.add_argument("--runs", default="docs/diagnosis")
     args = parser.parse_args()
-    configs = [tuple(int(x) if i != 3 else x for i, x in enumerate(c.split(","))) for c in args.configs]
+    configs = [tuple(int(x) if i not in (3, 5) else x for i, x in enumerate(c.split(","))) for c in args.configs]
     if args.grid:
         configs += [(d, k, m, str(scale), seed) for (d, k, m) in GRID_SHAPES for scale in (3, 6) for seed in (1, 2, 3)]
     os.makedirs(args.runs, exist_ok=True)
@@ -167,10 +168,23 @@ def learn_run(args, name, inst, label, extra):
     return result.report or {}, relative_link(spec.log, args.out)
 
 
+def config_name(config):
+    """The runs' file prefix: d16_k2_m2_scale6_seed1, with _coh0.5 when the config has a coherence."""
+    d, k, m, scale, seed, *coherence = config
+    return f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}" + (f"_coh{coherence[0]}" if coherence else "")
+
+
+def config_label(config):
+    """'(d,k,m), scale, seed' as the tables write a configuration (', cos c' with a coherence)."""
+    d, k, m, scale, seed, *coherence = config
+    return f"({d},{k},{m}), {scale}, {seed}" + (f", cos {coherence[0]}" if coherence else "")
+
+
 def diagnose_config(args, config):
-    d, k, m, scale, seed = config
-    name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
-    inst = generate(args.tool, os.path.join(args.runs, name + ".json"), d, k, m, scale, seed, reuse=args.reuse)
+    d, k, m, scale, seed, *coherence = config
+    name = config_name(config)
+    inst = generate(args.tool, os.path.join(args.runs, name + ".json"), d, k, m, scale, seed,
+                    ["--coherence", coherence[0]] if coherence else [], reuse=args.reuse)
     row = {"name": name, "config": config, "errors": {}, "own": {}, "seconds": {}, "samples": {}, "logs": {}}
     plan = [("extended", ["--variant", "extended"]), ("paper", ["--variant", "paper"])]
     for label, extra in plan:
@@ -195,8 +209,8 @@ def success_counts(args, rows):
     """Per shape and scale: the seeds run and how many reach the target, for each variant."""
     groups = {}
     for r in rows:
-        d, k, m, scale, seed = r["config"]
-        groups.setdefault(((d, k, m), scale), []).append(r)
+        d, k, m, scale, seed, *coherence = r["config"]
+        groups.setdefault(((d, k, m), scale + (f", cos {coherence[0]}" if coherence else "")), []).append(r)
     cells = []
     for ((d, k, m), scale), rs in sorted(groups.items(), key=lambda g: (g[0][0][0], g[0][0][1], g[0][0][2], g[0][1])):
         ok = lambda label: sum(1 for r in rs if r["errors"].get(label) is not None and r["errors"][label] <= args.target)
@@ -238,13 +252,12 @@ def write_diagnosis_page(args, rows):
                   + ", ".join(f"({d},{k},{m}) scale {sc} seed {se}" for d, k, m, sc, se in args.missing) + "."]
     cells = []
     for r in rows:
-        d, k, m, scale, seed = r["config"]
         stage, err, pred, cause, need = r["verdict"]
         logs = ", ".join(f"[{label}]({log})" for label, log in r["logs"].items())
         if r.get("commit"):
             logs += f" (at {r['commit'][:7]})"
         secs = r["seconds"].get("extended")
-        first = [f"({d},{k},{m}), {scale}, {seed}", fmt(r["errors"].get("paper"))]
+        first = [config_label(r["config"]), fmt(r["errors"].get("paper"))]
         cells.append(first + [fmt(r["errors"].get("extended")), stage, err, pred, cause, need,
                               f"{fmt(r['samples'].get('extended'))}, {secs:.0f}", logs] if secs is not None else
                      first + ["–", "run failed", BLANK, BLANK, BLANK, BLANK, BLANK, logs])
@@ -263,10 +276,9 @@ def write_diagnosis_page(args, rows):
     ]
     cells = []
     for r in rows:
-        d, k, m, scale, seed = r["config"]
         own = r["own"].get("extended", {})
         s3, body, net = own.get("stage3", {}), own.get("body", {}), own.get("net", {})
-        cells.append([f"({d},{k},{m}), {scale}, {seed}",
+        cells.append([config_label(r["config"]),
                       f"{fmt(s3.get('error'))} ({fmt(s3.get('se'))}; {fmt(s3.get('bias'))})",
                       f"{fmt(body.get('error'))} ({fmt(body.get('typical'))}; {fmt(body.get('bound'))})",
                       fmt(body.get("samples")), fmt(net.get("error")), fmt(r["errors"].get("hull")),
