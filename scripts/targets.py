@@ -207,7 +207,24 @@ def last_validation_error(report):
     return nets[-1]["validation_error"] if nets else None
 
 
-def auto_final_study_lines(rows):
+def diagnosis_reading(summary, config, scale):
+    """What the diagnosis grid (one final round, docs/diagnosis/summary.json) says of a configuration
+    the defaults miss: per seed the first failing stage and its cause, the errors with the exact W_Σ and
+    on the true hull, and the samples the failing stage's lemma rate projects for 1e−3."""
+    parts = []
+    for r in summary or []:
+        if tuple(r["config"][:3]) != tuple(config) or str(r["config"][3]) != str(scale):
+            continue
+        stage, _, _, cause, need = r["verdict"]
+        if stage == "none":
+            continue
+        e = r["errors"]
+        parts.append(f"seed {r['config'][4]}: {stage}, {cause}; exact W_Σ {fmt(e.get('exactw'))}, true hull "
+                     f"{fmt(e.get('hull'))}" + (f", projected {need} samples" if need else ""))
+    return "; ".join(parts)
+
+
+def auto_final_study_lines(rows, summary=None):
     lines = ["", "## Automatic final rounds (the default)", "",
              "`--final-rounds 0`, the default: after the final round, a second one with twice its samples when the "
              "first's validation error is above 0.36·(1e−3)² (plus the declared label noise², none here); the rule and "
@@ -232,7 +249,9 @@ def auto_final_study_lines(rows):
                     "error", "samples", "s"], cells, "lrrlrrrr")
     lines.append("")
     for (config, scale), (ok, ran) in sorted(counts.items(), key=lambda c: (c[0][0], -c[0][1])):
-        lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults.")
+        line = f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults."
+        reading = diagnosis_reading(summary, config, scale) if 3 * ok < 2 * ran else ""
+        lines.append(line + (f" The diagnosis grid (one final round; diagnosis.md): {reading}." if reading else ""))
     return lines
 
 
@@ -377,7 +396,7 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel
     if any(more for _, _, _, more in final2):
         lines += final_rounds_study_lines(final2)
     if any(a for *_, a in auto):
-        lines += auto_final_study_lines(auto)
+        lines += auto_final_study_lines(auto, load(os.path.join(args.diagnosis, "summary.json")))
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):
