@@ -132,6 +132,9 @@ def main():
     parser.add_argument("--configs", nargs="+", default=[],
                         help="d,k,m,scale,seed[,coherence] (coherence: mhalearn generate --coherence)")
     parser.add_argument("--grid", action="store_true", help="the issue's grid (see the docstring)")
+    parser.add_argument("--corner", action="store_true",
+                        help="also the phase diagram's hard corner: (16,2,2), logit scale 24, cos 0.5, 0.9, 0.99, "
+                             "seeds 1-3 (the results page's instances)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=1, help="configurations worked on at a time")
     parser.add_argument("--target", type=float, default=1e-3)
@@ -145,12 +148,14 @@ def main():
     configs = [tuple(int(x) if i not in (3, 5) else x for i, x in enumerate(c.split(","))) for c in args.configs]
     if args.grid:
         configs += [(d, k, m, str(scale), seed) for (d, k, m) in GRID_SHAPES for scale in (3, 6) for seed in (1, 2, 3)]
+    if args.corner:
+        configs += [(16, 2, 2, "24", seed, coh) for coh in ("0.5", "0.9", "0.99") for seed in (1, 2, 3)]
     os.makedirs(args.runs, exist_ok=True)
     args.missing = []
     if args.existing:
         args.reuse = True
-        have = lambda c: all(os.path.exists(os.path.join(args.runs, f"d{c[0]}_k{c[1]}_m{c[2]}_scale{c[3]}_seed{c[4]}_{v}"
-                                                         ".report.json")) for v in ("extended", "paper"))
+        have = lambda c: all(os.path.exists(os.path.join(args.runs, f"{config_name(c)}_{v}.report.json"))
+                             for v in ("extended", "paper"))
         args.missing = [c for c in configs if not have(c)]
         configs = [c for c in configs if have(c)]
     rows = parallel(lambda c: diagnose_config(args, c), configs, args.jobs)
@@ -221,7 +226,8 @@ def success_counts(args, rows):
 
 
 def write_diagnosis_page(args, rows):
-    grid = ("--grid" + (" --existing" if args.existing else "")) if args.grid else "--configs " + " ".join(args.configs)
+    grid = ("--grid" + (" --corner" if args.corner else "") + (" --existing" if args.existing else "")) if args.grid \
+        else "--configs " + " ".join(args.configs)
     commits = sorted({r.get("commit") for r in rows if r.get("commit")})
     lines = [
         "# Where the paper's stages lose accuracy, and why",
@@ -246,10 +252,17 @@ def write_diagnosis_page(args, rows):
         "",
     ]
     lines += success_counts(args, rows)
+    if any(len(r["config"]) > 5 for r in rows):
+        lines += ["", "The rows with a cosine are the results page's hard corner of the phase diagram (`--corner`: "
+                      "instances made with `mhalearn generate --coherence`, heads at that cosine). There every head has "
+                      "‖Θ_i‖_F = 24, beyond the learner's radius R = 20 (the condition theta_norm_bound fails), and "
+                      "stage 6 searched only the ball ‖Θ‖_F ≤ R: the net could not reach the heads. The extended variant "
+                      "now grows the ball from round 1 (variants.md); the paper variant keeps R, its a priori bound, and "
+                      "its runs stop with \"the hull point lies outside the ball of radius R\" (their logs)."]
     if args.missing:
         lines += ["", "Not run (the grid's remaining configurations, left for lack of machine time; "
                       "`--reuse` adds them to this page): "
-                  + ", ".join(f"({d},{k},{m}) scale {sc} seed {se}" for d, k, m, sc, se in args.missing) + "."]
+                  + ", ".join(config_label(c) for c in args.missing) + "."]
     cells = []
     for r in rows:
         stage, err, pred, cause, need = r["verdict"]

@@ -7,7 +7,7 @@ tool and refuses everything else, so that no run is ever made), regenerates
 each page in its from-existing-runs mode and compares it with the committed one:
 
   docs/diagnosis.md, docs/diagnosis/summary.json
-                     scripts/diagnose.py --grid --existing
+                     scripts/diagnose.py --grid --corner --existing
   docs/targets.md    scripts/targets.py (the page's command) --reuse
   docs/bench/net.md  scripts/net_table.py docs/bench/net
   docs/noise.md, docs/data/noise_*.tsv
@@ -117,7 +117,7 @@ def main():
                 with open(os.path.join(sandbox, stdout), "w") as f:
                     f.write(out.stdout)
 
-        regenerate("diagnose.py", ["scripts/diagnose.py", "--tool", t, "--grid", "--existing"])
+        regenerate("diagnose.py", ["scripts/diagnose.py", "--tool", t, "--grid", "--corner", "--existing"])
         regenerate("targets.py", ["scripts/targets.py", "--tool", t] + TARGETS_COMMAND)
         regenerate("net_table.py", ["scripts/net_table.py", "docs/bench/net"], stdout="docs/bench/net.md")
         numpy = has_numpy()
