@@ -207,8 +207,18 @@ def last_validation_error(report):
     return nets[-1]["validation_error"] if nets else None
 
 
+def one_final_round_cell(default):
+    """The diagnosis run's error and validation error when it made one final round; a diagnosis
+    run re-made with the automatic rounds (which asked for a second) is no longer that run."""
+    if not default:
+        return "not run"
+    if final_rounds_of(default) > 1:
+        return "– (the diagnosis run was re-made with the automatic rounds)"
+    return f"{fmt(error(default, 'errors_before_polish'))}, {fmt(last_validation_error(default))}"
+
+
 def diagnosis_reading(summary, config, scale):
-    """What the diagnosis grid (one final round, docs/diagnosis/summary.json) says of a configuration
+    """What the diagnosis grid (docs/diagnosis/summary.json) says of a configuration
     the defaults miss: per seed the first failing stage and its cause, the errors with the exact W_Σ and
     on the true hull, and the samples the failing stage's lemma rate projects for 1e−3."""
     parts = []
@@ -239,7 +249,7 @@ def auto_final_study_lines(rows, summary=None):
         if auto is None:
             continue
         cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed,
-                      f"{fmt(error(default, 'errors_before_polish'))}, {fmt(last_validation_error(default))}" if default else "not run",
+                      one_final_round_cell(default),
                       final_rounds_of(auto), fmt(error(auto, "errors_before_polish")), fmt(auto["samples_paper_stages"]),
                       f"{auto['seconds']:.0f}"])
         ok, ran = counts.get((config, scale), (0, 0))
@@ -251,7 +261,7 @@ def auto_final_study_lines(rows, summary=None):
     for (config, scale), (ok, ran) in sorted(counts.items(), key=lambda c: (c[0][0], -c[0][1])):
         line = f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults."
         reading = diagnosis_reading(summary, config, scale) if 3 * ok < 2 * ran else ""
-        lines.append(line + (f" The diagnosis grid (one final round; diagnosis.md): {reading}." if reading else ""))
+        lines.append(line + (f" The diagnosis grid (diagnosis.md): {reading}." if reading else ""))
     return lines
 
 
