@@ -217,7 +217,9 @@ def success_counts(args, rows):
         d, k, m, scale, seed, *coherence = r["config"]
         groups.setdefault(((d, k, m), scale + (f", cos {coherence[0]}" if coherence else "")), []).append(r)
     cells = []
-    for ((d, k, m), scale), rs in sorted(groups.items(), key=lambda g: (g[0][0][0], g[0][0][1], g[0][0][2], g[0][1])):
+    # By shape, then logit scale as a number (a scale with a cosine, "24, cos 0.5", after the plain ones).
+    order = lambda g: (g[0][0], float(str(g[0][1]).split(",")[0]), str(g[0][1]))
+    for ((d, k, m), scale), rs in sorted(groups.items(), key=order):
         ok = lambda label: sum(1 for r in rs if r["errors"].get(label) is not None and r["errors"][label] <= args.target)
         errs = ", ".join(fmt(r["errors"].get("extended")) for r in rs)
         cells.append([f"({d},{k},{m})", scale, len(rs), ok("paper"), ok("extended"), errs])
