@@ -130,6 +130,20 @@ def page_main(doc, page, default_out):
     write_page(a.out, page(a.directory))
 
 
+def driver_arguments(doc, default_tool="build/release/mhalearn"):
+    """The command line every experiment driver shares: --tool (the mhalearn to run) and --reuse
+    (read back the finished runs); a driver adds its own options to the returned parser."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--tool", default=default_tool, help="the mhalearn binary to run")
+    ap.add_argument("--reuse", action="store_true", help="read back the finished runs instead of running them again")
+    return ap
+
+
+def draw(script, cwd):
+    """A gnuplot script (its own `set terminal` and `set output`), run in `cwd`."""
+    subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=cwd)
+
+
 def relative_link(path, page):
     """path as the page at `page` links to it."""
     return os.path.relpath(path, os.path.dirname(page) or ".")

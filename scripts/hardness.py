@@ -33,15 +33,13 @@ Usage: scripts/hardness.py [--tool build/release/mhalearn] [--reuse]
           nothing is run. All 24 runs: 42 s on 2 cores (2026-11-29).
 Standard library only (and gnuplot for the figure).
 """
-import argparse
 import json
 import os
 import string
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path  # noqa: E402
+from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path, draw, driver_arguments  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC_TOOL = "build/release/mhalearn"  # the tool the page's and the logs' commands name
@@ -375,15 +373,8 @@ def page(results):
         learn_cmd=r["learn_member"].command, learn=log_output(r["learn_member"]))
 
 
-def gnuplot(script):
-    subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=ROOT)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", default=os.path.join(ROOT, DOC_TOOL), help="the mhalearn binary to run")
-    ap.add_argument("--reuse", action="store_true", help="read back the finished runs instead of running them again")
-    args = ap.parse_args()
+    args = driver_arguments(__doc__, os.path.join(ROOT, DOC_TOOL)).parse_args()
     tool = tool_path(args.tool)
     os.chdir(ROOT)
     provenance = provenance_now(tool, ROOT)
@@ -395,7 +386,7 @@ def main():
     if results["learn_member"].status != 1:
         print(f"hardness.py: the learn on the member exited {results['learn_member'].status}, not 1: "
               "the page's last section says it stops", file=sys.stderr)
-    gnuplot(GNUPLOT)
+    draw(GNUPLOT, ROOT)
     write_page(PAGE_PATH, page(results))
     made = sum(not r.reused for r in results.values())
     print(f"wrote {PAGE_PATH}, {SVG}, {STUDY_TSV}, {MEMBER}, {LEARN_REPORT} "

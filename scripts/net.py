@@ -19,13 +19,12 @@ the run's (scripts/README.md). The runs committed in docs/bench/net/ were made
 before OMP_WAIT_POLICY=passive was set for every run (their logs say which had
 it), so without it the m = 3 and m = 4 runs would differ only in that variable.
 """
-import argparse
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, generate, run, write_page  # noqa: E402
+from experiments import Run, driver_arguments, generate, run, write_page  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = "docs/bench/net"
@@ -82,10 +81,8 @@ def timed_run(spec, reuse):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tool", default="build/release/mhalearn")
+    parser = driver_arguments(__doc__)
     parser.add_argument("--mpi", action="store_true", help="the m = 4 run again under mpirun -np 2")
-    parser.add_argument("--reuse", action="store_true", help="read back the finished runs")
     a = parser.parse_args()
     for m in (3, 4, 5):
         generate(a.tool, instance(m), 16, 2, m, 3, 1, cwd=ROOT)

@@ -22,13 +22,12 @@ command: the runner does not recognise them, and the script makes them again.
 The page alone, from the committed runs: `--page-only` (it remakes the test arrays,
 which .gitignore keeps out of git, with `sample` and `forward`, about a second).
 """
-import argparse
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, generate, load, run  # noqa: E402
+from experiments import Run, draw, driver_arguments, generate, load, run  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = "docs/bench/noise"
@@ -130,9 +129,7 @@ def machine_and_commit(report_path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tool", default="build/release/mhalearn")
-    parser.add_argument("--reuse", action="store_true", help="read back the finished runs")
+    parser = driver_arguments(__doc__)
     parser.add_argument("--page-only", action="store_true",
                         help="no learn: the test arrays (sample, forward), the page, its data and figures from the runs")
     a = parser.parse_args()
@@ -145,7 +142,7 @@ def main():
     test_arrays(a.tool)
     subprocess.run([sys.executable, "scripts/noise_table.py", OUT, *machine_and_commit(f"{OUT}/noise_0.report.json")],
                    cwd=ROOT, check=True)
-    subprocess.run(["gnuplot"], input=FIGURES, text=True, cwd=ROOT, check=True)
+    draw(FIGURES, ROOT)
     failed = [r.name for r in results if r.failed]
     print("wrote docs/noise.md, docs/data/noise_*.tsv, docs/figures/noise_*.svg" +
           (f"; failed: {', '.join(failed)}" if failed else ""), file=sys.stderr)

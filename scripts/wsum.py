@@ -20,13 +20,11 @@ Usage: scripts/wsum.py [--tool build/release/mhalearn] [--reuse]
           running it again; nothing is run then. The run: 85 s on 2 cores (2026-11-29).
 Standard library only (and gnuplot for the figure).
 """
-import argparse
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path  # noqa: E402
+from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path, draw, driver_arguments  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC_TOOL = "build/release/mhalearn"  # the tool the page's and the log's command name
@@ -107,15 +105,8 @@ def page(result):
         + extremes(tsv) + ["", CLOSING])
 
 
-def gnuplot(script):
-    subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=ROOT)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", default=os.path.join(ROOT, DOC_TOOL), help="the mhalearn binary to run")
-    ap.add_argument("--reuse", action="store_true", help="read back the finished run instead of running it again")
-    args = ap.parse_args()
+    args = driver_arguments(__doc__, os.path.join(ROOT, DOC_TOOL)).parse_args()
     tool = tool_path(args.tool)
     os.chdir(ROOT)
     provenance = provenance_now(tool, ROOT)
@@ -124,7 +115,7 @@ def main():
     if result.failed:
         sys.exit(f"wsum.py: the run failed (exit status {result.status}): see {spec.log}")
     record(RUNS, [result], provenance)
-    gnuplot(GNUPLOT)
+    draw(GNUPLOT, ROOT)
     write_page(PAGE, page(result))
     print(f"wrote {PAGE}, {SVG}, {TSV}" + (" (the run read back)" if result.reused else ""))
 

@@ -9,23 +9,13 @@ import pytest
 
 import mhalearn
 from mhalearn import _core
-from test_options import CLI_ONLY, cli, default_differences, python_defaults, strip
+from test_options import CLI_ONLY, cli, default_differences, flags, python_defaults, strip
 
 # A small instance and budget: the demo's steps in a few seconds.
 SHAPE = dict(d=6, k=2, m=2, seed=3)
 BUDGET = dict(stage1_samples=50000, crude_sculpt_samples=100000, sculpt_samples=200000,
               final_sculpt_samples=200000, margin_samples=400000, rounds=2, net_tuples=500, threads=1,
               test_samples=1000, reference=False, polish=False)
-
-
-def demo_flags(options):
-    out = []
-    for key, value in options.items():
-        if key in ("polish", "reference"):
-            out += [] if value else [f"--no-{key}"]
-        else:
-            out += [f"--{key.replace('_', '-')}", str(value)]
-    return out
 
 
 def heads(path):
@@ -38,7 +28,7 @@ def same_layer(a, b):
 
 def test_same_demo_from_cli_and_python(tmp_path):
     options = dict(SHAPE, write_samples=100, cross_check=32, **BUDGET)
-    cli("demo", "--out", tmp_path / "cli", *demo_flags(options))
+    cli("demo", "--out", tmp_path / "cli", *flags(options))
     report, text = mhalearn.demo(str(tmp_path / "py"), **options)
     assert strip(report) == strip(json.loads((tmp_path / "cli" / "report.json").read_text()))
     assert report == json.loads((tmp_path / "py" / "report.json").read_text())
