@@ -17,11 +17,15 @@ have:
     rounds (FINAL_ROUNDS) beside its defaults;
   * with --auto-final-study, the extended learner with the automatic final rounds
     (the default --final-rounds 0) on AUTO_STUDY's configurations beside the
-    diagnosis grid's single final round.
+    diagnosis grid's single final round;
+  * with --floor-study, the fewest samples with which the extended learner reaches
+    1e−3 at (16,2,2) and (32,2,2), seed 1, both scales: the lean budget and its
+    halvings (FLOOR_BUDGETS), early rounds only (no final round), against Adam.
 
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
                           [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
                           [--timed NAME ...] [--sample-study] [--final-rounds-study] [--auto-final-study]
+                          [--floor-study]
 Standard library only; the runs go through scripts/experiments.py (every run's
 command is the first line of its log; --reuse keeps a finished run whose logged
 command is the one it would have).
@@ -61,6 +65,28 @@ FINAL_ROUNDS_STUDY = [((16, 2, 3), scale, seed) for scale in (6, 3) for seed in 
 AUTO_STUDY = ([((16, 2, 2), 6, 1)] + [((16, 2, 3), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
               + [((16, 4, 2), scale, seed) for scale in (3, 6) for seed in (1, 2, 3)]
               + [((16, 2, 4), scale, 1) for scale in (6, 3)])
+
+# How few samples can the learner take to 1e−3? The lean budget and its halvings, with rounds
+# 0-2 and no final round (the first round at 1e−3 is what counts; the final round's 3.2e7
+# samples would count only if the early rounds missed, and then the ratio is far from 2); then
+# the halvings with a quarter of stage 3's events (4·d instead of 16·d), whose event collection
+# takes most of the samples of the rounds that count.
+FLOOR_STUDY = [((d, 2, 2), scale, 1) for d in (16, 32) for scale in (3, 6)]
+FLOOR_BUDGETS = ([(f"lean/{f}" if f > 1 else "lean", f, 0) for f in (1, 2, 4, 8)]
+                 + [(f"lean/{f}, 4·d events", f, 4) for f in (2, 4, 8)])
+FLOOR_ROUNDS = ["--rounds", "3", "--final-sculpt-samples", "-1"]
+
+
+def floor_options(factor, events_per_d=0, d=None):
+    """LEAN's stage-1, round-0 and sculpt budgets divided by factor, with FLOOR_ROUNDS, and
+    events_per_d·d stage-3 events when events_per_d is not 0."""
+    values = dict(zip(LEAN[::2], LEAN[1::2]))
+    events = ["--margin-events", str(events_per_d * d)] if events_per_d else []
+    return [x for flag, v in values.items() for x in (flag, str(int(v) // factor))] + FLOOR_ROUNDS + events
+
+
+def floor_run_name(factor, events_per_d):
+    return f"floor{factor}" + (f"_events{events_per_d}d" if events_per_d else "")
 
 
 def first_round_at_target(report):
@@ -196,6 +222,69 @@ def auto_final_study(args):
     return rows
 
 
+def floor_study(args):
+    """[(config, scale, Adam report, [report per FLOOR_BUDGETS entry])]."""
+    rows = []
+    for config, scale, seed in FLOOR_STUDY:
+        for _, _, name, inst, _ in study_configurations(args, [(config, scale, seed)]):
+            adam = load(os.path.join(args.runs, f"{name}_adam.report.json"))
+            reports = []
+            for label, factor, events_per_d in FLOOR_BUDGETS:
+                what = floor_run_name(factor, events_per_d)
+                have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
+                wanted = args.floor_study or have
+                options = floor_options(factor, events_per_d, config[0])
+                reports.append(extended_run(args, name, inst, what, options) if wanted else None)
+            rows.append((config, scale, adam, reports))
+    return rows
+
+
+def floor_study_lines(rows):
+    lines = ["", "## How few samples: the lean budget and its halvings", "",
+             "The extended learner before polishing on seed 1 with the lean budget divided by 1, 2, 4 and 8 "
+             "(stage 1, round 0 and each sculpt round: `" + " ".join(floor_options(1)[:6]) + "` for 1), "
+             "then divided by 2, 4 and 8 with a quarter of stage 3's default events (`--margin-events` 4·d: 64 "
+             f"at d = 16, 128 at d = 32), each with `{' '.join(FLOOR_ROUNDS)}` (rounds 0–2, no final round), "
+             "i.e. `mhalearn learn INSTANCE --variant "
+             "extended --no-polish --no-reference --seed 1 --threads 2` plus those options. Each cell: samples when a "
+             "round's layer first reaches 1e−3 (validation set included) and the ratio to Adam's, or the best "
+             "round's error when none does. The target is a ratio ≤ 2 with the defaults; these budgets are not the "
+             "defaults, and the best cell of a row is chosen after the fact, so a row's best ratio is what the "
+             "learner's stages can do on that instance, not what a default would.", ""]
+    cells = []
+    for config, scale, adam, reports in rows:
+        a = adam_samples_to_target(adam)
+        row = [f"({config[0]},{config[1]},{config[2]})", scale, fmt(a) if a else "–"]
+        for report in reports:
+            n = learner_samples_to_target(report)
+            if report is None:
+                row.append("not run")
+            elif n:
+                row.append(f"{fmt(n)} ({n / a:.2f})" if a else fmt(n))
+            else:
+                row.append(f"not reached ({fmt(best_round_error(report))})")
+        cells.append(row)
+    lines += table(["(d,k,m)", "scale", "Adam"] + [label for label, *_ in FLOOR_BUDGETS], cells,
+                   "lrr" + "r" * len(FLOOR_BUDGETS))
+    lines.append("")
+    for config, scale, adam, reports in rows:
+        a = adam_samples_to_target(adam)
+        reached = [(learner_samples_to_target(r), label) for r, (label, *_) in zip(reports, FLOOR_BUDGETS)
+                   if learner_samples_to_target(r)]
+        if a and reached:
+            n, label = min(reached)
+            lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: fewest samples to 1e−3 {fmt(n)} "
+                         f"({label}), {n / a:.2f}× Adam's {fmt(a)}.")
+    return lines
+
+
+def best_round_error(report):
+    """The lowest max(Θ, W) error of a round's layer (stage-6 rows)."""
+    errors = [max(s["theta_max_rel"], s["w_max_rel"]) for s in report["stages"]
+              if s["stage"] == "6" and "theta_max_rel" in s]
+    return min(errors) if errors else None
+
+
 def final_rounds_of(report):
     """How many final rounds an automatic run made: 1, or 2 when its diagnostic asked for another."""
     asked = [d for d in report.get("diagnostics", []) if d["name"] == "automatic final rounds"]
@@ -302,6 +391,8 @@ def main():
                         help="make the (16,2,3) runs with two final rounds (seeds 1-3, scales 6 and 3)")
     parser.add_argument("--auto-final-study", action="store_true",
                         help="run the automatic final rounds (the default) on AUTO_STUDY's configurations")
+    parser.add_argument("--floor-study", action="store_true",
+                        help="make the floor study's runs (FLOOR_BUDGETS at (16,2,2) and (32,2,2), seed 1, both scales)")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: relative_link(p, args.out)
@@ -328,10 +419,11 @@ def main():
     study = sample_study(args)
     final2 = final_rounds_study(args)
     auto = auto_final_study(args)
-    write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel)
+    floor = floor_study(args)
+    write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, rel)
 
 
-def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel):
+def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, rel):
     lines = [
         "# The learner's targets across its regime",
         "",
@@ -344,7 +436,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel
         + (" --timed " + " ".join(args.timed) if args.timed is not None else "")
         + (" --sample-study" if args.sample_study else "")
         + (" --final-rounds-study" if args.final_rounds_study else "")
-        + (" --auto-final-study" if args.auto_final_study else ""),
+        + (" --auto-final-study" if args.auto_final_study else "")
+        + (" --floor-study" if args.floor_study else ""),
         "```",
         "",
         "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
@@ -407,6 +500,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, rel
         lines += final_rounds_study_lines(final2)
     if any(a for *_, a in auto):
         lines += auto_final_study_lines(auto, load(os.path.join(args.diagnosis, "summary.json")))
+    if any(r for *_, reports in floor for r in reports):
+        lines += floor_study_lines(floor)
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):

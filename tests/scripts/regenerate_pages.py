@@ -51,7 +51,8 @@ echo "$0 $*" >> "{calls}"
 exit 99
 """
 TARGETS_COMMAND = ["--adam-cap", "20000000", "--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
-                   "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--auto-final-study", "--reuse"]
+                   "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--auto-final-study", "--floor-study",
+                   "--reuse"]
 BUILT_FROM = "`mhalearn` built at 5a91196 (its code unchanged at c6b70f8), `mhalearn_faulty` at c6b70f8"
 BENCH_COMMAND = ("build/release/mhalearn_bench --benchmark_format=console --benchmark_out=docs/bench/forward.json "
                  "--benchmark_out_format=json --benchmark_display_aggregates_only=true "
