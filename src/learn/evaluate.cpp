@@ -9,7 +9,8 @@
 
 namespace mha {
 
-LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads) {
+LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads,
+                           const Processes& processes) {
   const int m = truth.m();
   if (learned.m() != m || learned.d() != truth.d()) throw std::invalid_argument("compare_layers: shapes differ");
   if (m > 8) throw std::invalid_argument("compare_layers: m > 8 heads (m! permutations)");
@@ -42,8 +43,12 @@ LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t
   best.theta_max_rel = *std::max_element(best.theta_rel.begin(), best.theta_rel.end());
   best.w_max_rel = *std::max_element(best.w_rel.begin(), best.w_rel.end());
   if (test_samples > 0) {
+    // Each process draws and evaluates its block of the test samples only.
     const SampleOracle test(truth, seed, Stream::test_inputs);
-    best.test_relative_error = relative_error(learned, test.draw(0, test_samples, threads), threads);
+    const auto [first, end] = processes.share(test_samples);
+    const LabelledBatch mine = test.draw(static_cast<uint64_t>(first), end - first, threads);
+    best.test_relative_error =
+        relative_error_of_block(learned, mine.x, 0, mine.x.count, mine.y.data(), threads, processes);
     best.test_samples = test_samples;
   }
   return best;

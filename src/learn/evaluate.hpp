@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/layer.hpp"
+#include "util/processes.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,8 +24,10 @@ struct LayerErrors {
 };
 
 // The permutation minimises Σ_i (‖Θ̂_π(i) − Θ_i‖²/‖Θ_i‖² + ‖Ŵ_π(i) − W_i‖²/‖W_i‖²) over all m!
-// (m ≤ 8). Test samples come from Stream::test_inputs with `seed`.
-LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads);
+// (m ≤ 8). Test samples come from Stream::test_inputs with `seed`; `processes`
+// share them, each drawing and evaluating its block (the same bytes for any number).
+LayerErrors compare_layers(const Layer& learned, const Instance& truth, uint64_t seed, int64_t test_samples, int threads,
+                           const Processes& processes = {});
 
 // The reports' "errors" object (both learners; docs/formats.md).
 nlohmann::json errors_json(const LayerErrors& e);

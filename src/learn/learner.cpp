@@ -191,8 +191,11 @@ void step_reference(Run& run) {
   check_selected_round(p, best);
   if (p.truth_instance) {
     const Instance& truth = *p.truth_instance;
-    p.rep.errors_coarse_net = compare_layers(best.net.coarse_layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
-    p.rep.errors_before_polish = compare_layers(best.net.layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads);
+    const auto errors = [&](const Layer& layer) {
+      return compare_layers(layer, truth, p.o.test_seed, p.o.test_samples, p.o.threads, p.o.processes);
+    };
+    p.rep.errors_coarse_net = errors(best.net.coarse_layer);
+    p.rep.errors_before_polish = errors(best.net.layer);
   }
   p.rep.samples_paper = p.offset;
   s.layer = best.net.layer;
@@ -220,7 +223,8 @@ void step_finish(Run& run) {
     p.rep.noise = unpolished_noise(p.rep.round_validation_error[p.rep.best_round], p.rep.validation_samples,
                                    p.o.float32_labels, p.o.label_noise);
   if (p.truth_instance)
-    p.rep.errors = compare_layers(run.s.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
+    p.rep.errors =
+        compare_layers(run.s.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads, p.o.processes);
   p.rep.samples_total = p.offset;
   p.rep.seconds = run.elapsed();
   p.rep.ok = true;

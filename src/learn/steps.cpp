@@ -190,7 +190,7 @@ double net_radius(const LearnOptions& o, int round, const Eigen::VectorXd& hull_
 bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation) {
   if (p.o.oracle.stage6) {
     cur.net.layer = cur.net.coarse_layer = *p.truth;
-    cur.validation_error = relative_error(cur.net.layer, validation, p.o.threads);
+    cur.validation_error = relative_error(cur.net.layer, validation, p.o.threads, p.o.processes);
     p.rep.round_validation_error.push_back(cur.validation_error);
     p.record(oracle_record("6", round, "the true layer"));
     return true;
@@ -210,11 +210,12 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
     return false;
   }
   p.offset += cur.net.report.samples;
-  cur.validation_error = relative_error(cur.net.layer, validation, p.o.threads);
+  cur.validation_error = relative_error(cur.net.layer, validation, p.o.threads, p.o.processes);
   p.rep.round_validation_error.push_back(cur.validation_error);
   std::optional<ParameterErrors> errors;
   if (p.truth_instance) {
-    const LayerErrors e = compare_layers(cur.net.layer, *p.truth_instance, p.o.test_seed, 0, p.o.threads);
+    const LayerErrors e =
+        compare_layers(cur.net.layer, *p.truth_instance, p.o.test_seed, 0, p.o.threads, p.o.processes);
     errors = ParameterErrors{e.theta_max_rel, e.w_max_rel};
   }
   StageRecord record = net_record(cur.net, cur.validation_error, round, errors ? &*errors : nullptr);
@@ -274,6 +275,7 @@ PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t f
                         LearnResult& result) {
   PolishOptions po = p.o.polish_options;
   po.threads = p.o.threads;
+  po.processes = p.o.processes;
   po.first_sample = first_sample;
   const PolishResult pr = polish_layer(full_source, start, po);
   p.offset += pr.report.samples;
@@ -302,9 +304,11 @@ void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, ui
   if (plan.samples > 0) {
     if (p.truth_instance)
       p.rep.errors_before_final_fit =
-          compare_layers(result.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads);
-    const PolishResult fit = polish_layer(
-        full_source, result.layer, final_fit_options(p.o.polish_options, plan, limits.validation_samples, first, p.o.threads));
+          compare_layers(result.layer, *p.truth_instance, p.o.test_seed, p.o.test_samples, p.o.threads,
+                         p.o.processes);
+    PolishOptions fo = final_fit_options(p.o.polish_options, plan, limits.validation_samples, first, p.o.threads);
+    fo.processes = p.o.processes;
+    const PolishResult fit = polish_layer(full_source, result.layer, fo);
     p.rep.samples_final_fit = fit.report.samples;
     if (!finite) p.offset += fit.report.samples;
     const bool kept = fit.report.validation_error_after <= fit.report.validation_error_before;

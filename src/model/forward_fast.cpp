@@ -172,22 +172,27 @@ bool FastForward::forward_dense(const double* x, int k, double* y, std::vector<d
 }
 
 FastForwardStatus FastForward::run(const InputBatch& batch, double* y, int threads) const {
+  return run(batch, 0, batch.count, y, threads);
+}
+
+FastForwardStatus FastForward::run(const InputBatch& batch, int64_t first, int64_t end, double* y,
+                                   int threads) const {
   const int k = batch.k;
   const int64_t per = static_cast<int64_t>(k) * d_;
   // The lowest unanswered index, whatever the thread count (min-reduction).
-  int64_t first = batch.count;
-#pragma omp parallel num_threads(threads) reduction(min : first)
+  int64_t unanswered = end;
+#pragma omp parallel num_threads(threads) reduction(min : unanswered)
   {
     std::vector<double> scratch;
 #pragma omp for schedule(static)
-    for (int64_t i = 0; i < batch.count; ++i) {
-      const bool answered = batch.kind == InputKind::boolean
-                                ? forward_boolean(batch.sample_bits(i), k, y + i * per, scratch)
-                                : forward_dense(batch.sample_values(i), k, y + i * per, scratch);
-      if (!answered && i < first) first = i;
+    for (int64_t i = first; i < end; ++i) {
+      double* out = y + (i - first) * per;
+      const bool answered = batch.kind == InputKind::boolean ? forward_boolean(batch.sample_bits(i), k, out, scratch)
+                                                             : forward_dense(batch.sample_values(i), k, out, scratch);
+      if (!answered && i < unanswered) unanswered = i;
     }
   }
-  return {first < batch.count ? first : -1};
+  return {unanswered < end ? unanswered : -1};
 }
 
 FastForwardResult FastForward::run(const InputBatch& batch, int threads) const {

@@ -44,6 +44,10 @@ class FastForward {
   // Y for every sample of the batch: count * k * d doubles (sample, token,
   // coordinate). When the status is not ok, y holds no usable answer.
   [[nodiscard]] FastForwardStatus run(const InputBatch& batch, double* y, int threads) const;
+  // Samples first .. end−1 of the batch only, written to y from its start ((end − first)·k·d
+  // doubles); the status names a sample by its index in the batch.
+  [[nodiscard]] FastForwardStatus run(const InputBatch& batch, int64_t first, int64_t end, double* y,
+                                      int threads) const;
   [[nodiscard]] FastForwardResult run(const InputBatch& batch, int threads) const;
 
   // One sample, written to y (k*d doubles). `scratch` is resized as needed.

@@ -36,6 +36,13 @@ struct Processes {
   std::vector<double> gather(const std::vector<double>& mine) const { return size == 1 ? mine : all_gather(mine); }
 };
 
+// For a loop over `count` items shared by share(): `all` holds count·per_item doubles
+// (item by item), of which this process has filled its own block; afterwards every
+// block is every process's, as if one process had filled them all. One all-gather
+// (none for one process); throws std::logic_error when the gathered size is not
+// count·per_item (a process that shared a different loop).
+void gather_blocks(const Processes& processes, int64_t count, int64_t per_item, double* all);
+
 // Throws std::invalid_argument naming `who` unless 0 ≤ rank < size and, for
 // size > 1, an all-gather is set.
 void check_processes(const Processes& processes, const std::string& who);

@@ -8,9 +8,11 @@
 #include "stages/polish/polish.hpp"
 #include "stages/polish/operator.hpp"
 #include "stages/polish/reference.hpp"
+#include "thread_ranks.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -90,14 +92,27 @@ TEST_CASE("polishing converges quadratically from a 1e-3 perturbation to machine
   CHECK_THAT(r.report.stop_reason, Catch::Contains("rounding floor"));
 }
 
+namespace {
+// The matrix-free solver on a (12,2,2) instance from its 1e−3-perturbed start, one thread.
+struct MatrixFreeCase {
+  Instance inst = test::generated_instance(12, 2, 2, 6.0, 4);
+  Layer start = perturbed_start(inst.layer, 12);
+  SampleOracle oracle{inst, 7};
+  PolishOptions options() const {
+    PolishOptions o;
+    o.linear_solver = PolishSolver::matrix_free;
+    o.threads = 1;
+    return o;
+  }
+};
+}  // namespace
+
 TEST_CASE("matrix-free polishing converges to machine precision, the same bytes on 1 and 2 threads", "[polish]") {
-  const int d = 12;
-  const Instance inst = test::generated_instance(d, 2, 2, 6.0, 4);
-  const Layer start = perturbed_start(inst.layer, d);
-  const SampleOracle oracle(inst, 7);
-  PolishOptions o;
-  o.linear_solver = PolishSolver::matrix_free;
-  o.threads = 1;
+  const MatrixFreeCase c;
+  const Instance& inst = c.inst;
+  const Layer& start = c.start;
+  const SampleOracle& oracle = c.oracle;
+  PolishOptions o = c.options();
   const PolishResult one = polish_layer(oracle, start, o);
   o.threads = 2;
   const PolishResult two = polish_layer(oracle, start, o);
@@ -115,6 +130,57 @@ TEST_CASE("matrix-free polishing converges to machine precision, the same bytes 
   UNSCOPED_INFO("noiseless floor: training residual " << two.report.noise_train << " = "
                 << two.report.noise_train / two.report.rounding_measured << " × the measured rounding");
   CHECK_FALSE(two.report.noise_floor);
+}
+
+TEST_CASE("matrix-free polishing shared by 2 and 3 processes gives the bytes of one process", "[polish][determinism]") {
+  const MatrixFreeCase c;
+  const Layer& start = c.start;
+  const SampleOracle& oracle = c.oracle;
+  const PolishOptions o = c.options();
+  const PolishResult one = polish_layer(oracle, start, o);
+  REQUIRE(one.report.iterations > 1);
+  const auto same = [&](const PolishResult& r) {
+    return same_bytes(r.layer, one.layer) && r.report.train_error == one.report.train_error &&
+           r.report.cg_iterations == one.report.cg_iterations &&
+           r.report.validation_error_after == one.report.validation_error_after;
+  };
+  // 256 training samples: 4 chunks of the operator's sums, so 3 processes split them
+  // unevenly, and the third computes no head block (2 heads).
+  for (int size : {2, 3}) {
+    std::vector<PolishResult> shared(static_cast<size_t>(size));
+    test::run_as_ranks(size, [&](const Processes& p) {
+      PolishOptions mine = o;
+      mine.processes = p;
+      shared[static_cast<size_t>(p.rank)] = polish_layer(oracle, start, mine);
+    });
+    for (int r = 0; r < size; ++r) {
+      INFO(size << " processes, rank " << r);
+      CHECK(same(shared[static_cast<size_t>(r)]));
+    }
+  }
+  // The tester: an all-gather that puts the blocks in the wrong order gives another fit.
+  std::vector<PolishResult> reversed(2);
+  test::ThreadGather gather(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      PolishOptions mine = o;
+      mine.processes.rank = r;
+      mine.processes.size = 2;
+      mine.processes.all_gather = [&gather, r](const std::vector<double>& part) {
+        std::vector<double> all = gather.gather(r, part);
+        const size_t half = all.size() / 2;  // the two blocks' sizes differ by at most one item
+        std::rotate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(half), all.end());
+        return all;
+      };
+      try {  // both ranks see the same wrong data, so both take the same path
+        reversed[static_cast<size_t>(r)] = polish_layer(oracle, start, mine);
+      } catch (const std::exception&) {
+        reversed[static_cast<size_t>(r)].report.iterations = -1;  // rejected by throwing: not the same either
+      }
+    });
+  for (auto& t : ranks) t.join();
+  CHECK_FALSE(same(reversed[0]));
 }
 
 TEST_CASE("the automatic solver is dense at (16,2,2) and matrix-free at (32,2,2) and (64,2,2)", "[polish]") {

@@ -159,6 +159,27 @@ TEST_CASE("relative_error is Σ‖F − Y‖² / Σ‖Y‖² of the fast pass", 
   CHECK(relative_error(inst.layer, batch, 2) == 0.25);
 }
 
+TEST_CASE("relative_error shared by 2 and 3 processes gives the bytes of one process", "[stage6][determinism]") {
+  const Instance inst = test::generated_instance(6, 2, 2, 3.0, 4);
+  const LabelledBatch batch = SampleOracle(inst, 2).draw(0, 1001, 1);
+  Layer other = inst.layer;
+  other.heads[0].w *= 1.01;  // a layer with a nonzero error
+  const double one = relative_error(other, batch, 1);
+  REQUIRE(one > 0);
+  for (int size : {2, 3}) {
+    std::vector<double> shared(static_cast<size_t>(size));
+    test::run_as_ranks(size, [&](const Processes& p) {
+      shared[static_cast<size_t>(p.rank)] = relative_error(other, batch, 1, p);
+    });
+    for (double e : shared) CHECK(e == one);
+  }
+  // The tester: a process that sums only its own block's terms gets another value.
+  Processes alone;
+  alone.size = 2;
+  alone.all_gather = [](const std::vector<double>& mine) { return mine; };
+  CHECK(relative_error(other, batch, 1, alone) != one);
+}
+
 TEST_CASE("layer_from_stack splits W_stack into the heads' W_i in order", "[stage6][hardening]") {
   const MatD t0 = MatD::Constant(2, 2, 1.0), t1 = MatD::Constant(2, 2, 2.0);
   MatD stack(4, 2);

@@ -6,12 +6,14 @@
 
 namespace mha {
 
-AttentionLinearization::AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads)
+AttentionLinearization::AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads,
+                                               const Processes& processes)
     : xs_(xs),
       k_(xs.empty() ? 0 : static_cast<int>(xs.front().rows())),
       d_(layer.d()),
       m_(layer.m()),
       threads_(threads),
+      processes_(processes),
       attention_(xs.size() * layer.m()),
       values_(xs.size() * layer.m()) {
   const int64_t n = static_cast<int64_t>(xs.size());
@@ -27,8 +29,9 @@ AttentionLinearization::AttentionLinearization(const Layer& layer, const std::ve
 MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
   const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_;
   MatD out = MatD::Zero(n * k_, d_);
+  const auto [first, end] = processes_.share(n);
 #pragma omp parallel for schedule(static) num_threads(threads_)
-  for (int64_t t = 0; t < n; ++t) {
+  for (int64_t t = first; t < end; ++t) {
     const MatD& x = xs_[t];
     for (int i = 0; i < m_; ++i) {
       const MatD& a = attention_[t * m_ + i];
@@ -41,6 +44,7 @@ MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
       out.middleRows(t * k_, k_) += attention_change * values_[t * m_ + i];
     }
   }
+  gather_blocks(processes_, n, int64_t{k_} * d_, out.data());  // row-major: sample t's rows are contiguous
   return out;
 }
 
@@ -48,12 +52,17 @@ template <class PerSample>
 Eigen::VectorXd AttentionLinearization::ordered_sum(const PerSample& per_sample) const {
   const int64_t n = static_cast<int64_t>(xs_.size());
   const int64_t chunks = (n + kSampleChunk - 1) / kSampleChunk;
-  std::vector<Eigen::VectorXd> partial(chunks, Eigen::VectorXd::Zero(parameters()));
+  Eigen::MatrixXd partial = Eigen::MatrixXd::Zero(parameters(), chunks);  // column ch: chunk ch's sum
+  const auto [first, end] = processes_.share(chunks);
 #pragma omp parallel for schedule(static) num_threads(threads_)
-  for (int64_t ch = 0; ch < chunks; ++ch)
-    for (int64_t t = ch * kSampleChunk; t < std::min(n, (ch + 1) * kSampleChunk); ++t) per_sample(t, partial[ch]);
+  for (int64_t ch = first; ch < end; ++ch) {
+    Eigen::VectorXd sum = Eigen::VectorXd::Zero(parameters());
+    for (int64_t t = ch * kSampleChunk; t < std::min(n, (ch + 1) * kSampleChunk); ++t) per_sample(t, sum);
+    partial.col(ch) = sum;
+  }
+  gather_blocks(processes_, chunks, parameters(), partial.data());  // column-major: a chunk's sum is contiguous
   Eigen::VectorXd total = Eigen::VectorXd::Zero(parameters());
-  for (const auto& p : partial) total += p;
+  for (int64_t ch = 0; ch < chunks; ++ch) total += partial.col(ch);
   return total;
 }
 

@@ -23,10 +23,13 @@
 //
 // Determinism: sums over samples are taken in fixed chunks of kSampleChunk
 // samples, each chunk summed in sample order and the chunks in chunk order, so
-// the results are the same bytes for every thread count.
+// the results are the same bytes for every thread count; processes (MPI ranks)
+// take contiguous blocks of the samples or chunks, gathered in rank order
+// (gather_blocks), which keeps the bytes for every number of them.
 #pragma once
 
 #include "model/layer.hpp"
+#include "util/processes.hpp"
 
 #include <vector>
 
@@ -34,8 +37,11 @@ namespace mha {
 
 class AttentionLinearization {
  public:
-  // Caches A_i(X_n) and V_i(X_n) = X_n W_i for every sample and head.
-  AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads);
+  // Caches A_i(X_n) and V_i(X_n) = X_n W_i for every sample and head. `processes`
+  // share the per-sample work of apply, apply_transpose and gram_diagonal (each its
+  // block of samples, resp. of chunks, gathered: the same bytes for any number).
+  AttentionLinearization(const Layer& layer, const std::vector<MatD>& xs, int threads,
+                         const Processes& processes = {});
 
   // J v: (N·k) × d, rows (n, a); v has m·d² entries (Θ_i row-major, head by head).
   MatD apply(const Eigen::VectorXd& v) const;
@@ -55,6 +61,7 @@ class AttentionLinearization {
  private:
   const std::vector<MatD>& xs_;
   int k_, d_, m_, threads_;
+  Processes processes_;
   std::vector<MatD> attention_, values_;  // [n·m + i]: A_i(X_n) (k × k), X_n W_i (k × d)
 
   // Σ over samples of per_sample(n, out) (out: m·d², accumulated), in fixed chunks.

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace mha {
 
@@ -75,17 +76,21 @@ struct State {
   double cost = INFINITY;  // ‖residual‖² / ‖Y‖²
 };
 
-State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads) {
+// The design's rows are shared by `processes` (each its block of samples, gathered);
+// W(Θ) and the residual are every process's own.
+State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads, const Processes& processes) {
   State s;
   s.thetas = thetas;
   const int64_t k = data.xs.front().rows(), d = data.y.cols(), m = thetas.size(), n = data.xs.size();
   s.design.resize(n * k, m * d);
+  const auto [first, end] = processes.share(n);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t t = 0; t < n; ++t) {
+  for (int64_t t = first; t < end; ++t) {
     std::vector<MatD> attentions;
     for (const auto& th : thetas) attentions.push_back(softmax_rows<double>(data.xs[t] * th * data.xs[t].transpose()));
     s.design.middleRows(t * k, k) = w_design_rows<double>(attentions, data.xs[t]);
   }
+  gather_blocks(processes, n, k * m * d, s.design.data());  // row-major: sample t's rows are contiguous
   const std::optional<MatD> w = solve_w_stack(s.design, data.y);
   if (!w) return s;
   s.layer = layer_from_stack(thetas, *w);
@@ -97,18 +102,23 @@ State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads) {
 
 // P⊥ M = M − Q (Qᵀ M): each column of M (one output column's residuals over the
 // rows (n, a)) projected onto the orthogonal complement of range(D) = range(Q).
-// Qᵀ M is summed over fixed row chunks in chunk order (thread-count independent).
-MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads) {
+// Qᵀ M is summed over fixed row chunks in chunk order (thread-count independent),
+// the chunks' products shared by `processes` (each its block, gathered).
+MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, const Processes& processes) {
   const int64_t rows = values.rows(), chunk = kSampleChunk * 4;
-  const int64_t chunks = (rows + chunk - 1) / chunk;
-  std::vector<Eigen::MatrixXd> partial(chunks);
+  const int64_t chunks = (rows + chunk - 1) / chunk, per_chunk = q.cols() * values.cols();
+  std::vector<double> partial(static_cast<size_t>(chunks * per_chunk));  // chunk by chunk, each column-major
+  const auto [first, end] = processes.share(chunks);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t ch = 0; ch < chunks; ++ch) {
+  for (int64_t ch = first; ch < end; ++ch) {
     const int64_t begin = ch * chunk, size = std::min(rows, begin + chunk) - begin;
-    partial[ch] = q.middleRows(begin, size).transpose() * values.middleRows(begin, size);
+    Eigen::Map<Eigen::MatrixXd>(partial.data() + ch * per_chunk, q.cols(), values.cols()) =
+        q.middleRows(begin, size).transpose() * values.middleRows(begin, size);
   }
+  gather_blocks(processes, chunks, per_chunk, partial.data());
   Eigen::MatrixXd coefficients = Eigen::MatrixXd::Zero(q.cols(), values.cols());
-  for (const auto& p : partial) coefficients += p;
+  for (int64_t ch = 0; ch < chunks; ++ch)
+    coefficients += Eigen::Map<const Eigen::MatrixXd>(partial.data() + ch * per_chunk, q.cols(), values.cols());
   MatD out = values;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t ch = 0; ch < chunks; ++ch) {
@@ -198,12 +208,12 @@ class DenseModel {
 class MatrixFreeModel {
  public:
   MatrixFreeModel(const State& state, const Data& data, const PolishOptions& o, PreconditionerCache& cache)
-      : linearization_(state.layer, data.xs, o.threads), threads_(o.threads), cg_max_(o.cg_max_iterations),
-        cache_(cache) {
+      : linearization_(state.layer, data.xs, o.threads, o.processes), threads_(o.threads), processes_(o.processes),
+        cg_max_(o.cg_max_iterations), cache_(cache) {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
-    gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_));
+    gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_, processes_));
     const Eigen::VectorXd gram = linearization_.gram_diagonal();
     diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
     if (cache_.head_blocks.empty()) form_head_blocks(state.layer, data, o);
@@ -237,20 +247,42 @@ class MatrixFreeModel {
   const Eigen::VectorXd& gradient() const { return gradient_; }
 
  private:
+  // Head i's block by process i mod size alone, then every block to every process.
   void form_head_blocks(const Layer& layer, const Data& data, const PolishOptions& o) {
     const int64_t n = static_cast<int64_t>(data.xs.size());
+    cache_.head_blocks.resize(layer.m());
     if (o.preconditioner_samples <= 0 || n <= o.preconditioner_samples) {
-      for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(linearization_.head_gram_block(i));
-      return;
+      for (int i = processes_.rank; i < layer.m(); i += processes_.size)
+        cache_.head_blocks[i] = linearization_.head_gram_block(i);
+    } else {
+      const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + o.preconditioner_samples);
+      const AttentionLinearization sub(layer, subset, threads_);
+      const double weight = static_cast<double>(n) / static_cast<double>(o.preconditioner_samples);
+      for (int i = processes_.rank; i < layer.m(); i += processes_.size)
+        cache_.head_blocks[i] = weight * sub.head_gram_block(i);
     }
-    const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + o.preconditioner_samples);
-    const AttentionLinearization sub(layer, subset, threads_);
-    const double weight = static_cast<double>(n) / static_cast<double>(o.preconditioner_samples);
-    for (int i = 0; i < layer.m(); ++i) cache_.head_blocks.push_back(weight * sub.head_gram_block(i));
+    exchange_head_blocks(int64_t{layer.d()} * layer.d());
+  }
+
+  // Every process's blocks (head i from process i mod size) to every process, in one all-gather.
+  void exchange_head_blocks(int64_t dd) {
+    if (processes_.size == 1) return;
+    const int m = static_cast<int>(cache_.head_blocks.size());
+    std::vector<double> mine;
+    for (int i = processes_.rank; i < m; i += processes_.size)
+      mine.insert(mine.end(), cache_.head_blocks[i].data(), cache_.head_blocks[i].data() + dd * dd);
+    const std::vector<double> all = processes_.all_gather(mine);
+    if (static_cast<int64_t>(all.size()) != m * dd * dd)
+      throw std::logic_error("polishing: head blocks gathered wrongly");
+    const double* next = all.data();
+    for (int r = 0; r < processes_.size; ++r)
+      for (int i = r; i < m; i += processes_.size, next += dd * dd)
+        cache_.head_blocks[i] = Eigen::Map<const Eigen::MatrixXd>(next, dd, dd);
   }
 
   Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) const {
-    Eigen::VectorXd out = linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_));
+    Eigen::VectorXd out =
+        linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_, processes_));
     out += lambda * diag_.cwiseProduct(v);
     return out;
   }
@@ -295,6 +327,7 @@ class MatrixFreeModel {
 
   AttentionLinearization linearization_;
   int threads_;
+  Processes processes_;
   int64_t cg_max_;
   PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
@@ -328,7 +361,7 @@ struct DampedStep {
 };
 
 template <class Model>
-DampedStep damped_step(Model& model, const State& state, const Data& data, double& lambda, int threads) {
+DampedStep damped_step(Model& model, const State& state, const Data& data, double& lambda, const PolishOptions& o) {
   const int d = data.y.cols(), m = state.thetas.size();
   const int64_t dd = int64_t{d} * d;
   DampedStep out;
@@ -337,7 +370,7 @@ DampedStep damped_step(Model& model, const State& state, const Data& data, doubl
     out.cg_iterations += model.last_cg_iterations();
     std::vector<MatD> trial = state.thetas;
     for (int i = 0; i < m; ++i) trial[i] += Eigen::Map<const MatD>(step.data() + i * dd, d, d);
-    State next = evaluate(trial, data, threads);
+    State next = evaluate(trial, data, o.threads, o.processes);
     if (next.cost < state.cost) {
       out.accepted = true;
       out.next = std::move(next);
@@ -368,7 +401,7 @@ State levenberg_marquardt(State state, const Data& data, const PolishOptions& o,
       break;
     }
     Model model(state, data, o, cache);
-    DampedStep taken = damped_step(model, state, data, lambda, o.threads);
+    DampedStep taken = damped_step(model, state, data, lambda, o);
     rep.cg_iterations.push_back(taken.cg_iterations);
     if (!taken.accepted) {
       cause = StopCause::no_decrease;
@@ -525,7 +558,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
     rep.stop_reason = "too few samples left to polish";
     return result;
   }
-  rep.validation_error_before = relative_error(start, val_raw, o.threads);
+  rep.validation_error_before = relative_error(start, val_raw, o.threads, o.processes);
   const double jacobian_bytes = 8.0 * static_cast<double>(train_raw.x.count) * k * d * static_cast<double>(m * dd);
   if (dense && jacobian_bytes > o.max_jacobian_bytes) {
     result.layer = start;
@@ -540,7 +573,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
 
   std::vector<MatD> thetas;
   for (const auto& h : start.heads) thetas.push_back(h.theta);
-  State state = evaluate(thetas, data, o.threads);
+  State state = evaluate(thetas, data, o.threads, o.processes);
   if (!std::isfinite(state.cost)) {
     result.layer = start;
     rep.stop_reason = "the starting point's design is rank-deficient";
@@ -557,7 +590,7 @@ PolishResult polish_layer(const SampleSource& source, const Layer& start, const 
   state = dense ? levenberg_marquardt<DenseModel>(std::move(state), data, o, rep, cause, t0)
                 : levenberg_marquardt<MatrixFreeModel>(std::move(state), data, o, rep, cause, t0);
   result.layer = state.layer;
-  rep.validation_error_after = relative_error(result.layer, val_raw, o.threads);
+  rep.validation_error_after = relative_error(result.layer, val_raw, o.threads, o.processes);
   // The floor is named at the layer reached: rounding there, not at the start.
   rep.rounding_measured = measured_rounding(result.layer, val_raw, o.threads);
   rep.rounding_level = tolerance::rounding_floor_factor() * rep.rounding_measured;
@@ -578,7 +611,7 @@ void iterate_once(const State& state, const Data& data, const PolishOptions& o, 
   Model model(state, data, o, cache);
   out.gradient = model.gradient();
   double lambda = kInitialDamping;
-  DampedStep taken = damped_step(model, state, data, lambda, o.threads);
+  DampedStep taken = damped_step(model, state, data, lambda, o);
   out.accepted = taken.accepted;
   if (!taken.accepted) return;
   out.next = taken.next.layer;
@@ -599,7 +632,7 @@ PolishIteration polish_iteration(const LabelledBatch& train, const Layer& start,
   for (int64_t n = 0; n < train.x.count; ++n) out.ys.push_back(data.y.middleRows(n * k, k));
   std::vector<MatD> thetas;
   for (const auto& h : start.heads) thetas.push_back(h.theta);
-  const State state = evaluate(thetas, data, o.threads);
+  const State state = evaluate(thetas, data, o.threads, o.processes);
   out.start = std::isfinite(state.cost) ? state.layer : start;
   out.objective = state.cost;
   if (!std::isfinite(state.cost)) return out;  // rank-deficient design: no iteration

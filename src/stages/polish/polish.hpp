@@ -33,6 +33,7 @@
 #pragma once
 
 #include "data/oracle.hpp"
+#include "util/processes.hpp"
 
 #include <cstdint>
 #include <string>
@@ -53,6 +54,10 @@ struct PolishOptions {
   double target = 1e-32;           // stop when the relative training error Σr²/ΣY² falls below this
   double floor = 1e-24;            // below this error, a step that does not halve it ends the run (rounding floor)
   int threads = 1;
+  // Processes (MPI ranks) that share the matrix-free solver's per-sample work, the
+  // design's rows and the validation error (the same bytes for any number); the
+  // dense solver's Jacobian and normal equations are every process's own.
+  Processes processes;
   uint64_t first_sample = 0;
   // The dense solver's Jacobian is (N·k·d) × (m·d²) doubles: 1.1 GB at (32,2,2),
   // 34 GB at (64,2,2) with the default N. Above this the dense solver skips

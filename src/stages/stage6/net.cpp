@@ -20,18 +20,35 @@ namespace mha {
 // search walking along a flat valley at the same step indefinitely.
 constexpr double kNetMinimumRelativeGain = 1e-12;
 
-double relative_error(const Layer& layer, const LabelledBatch& batch, int threads) {
-  const FastForwardResult fast = FastForward(layer).run(batch.x, threads);
-  // A layer the fast path cannot evaluate (e.g. diverged to huge weights) has
-  // no measured error: reported as NaN, as for a diverged layer.
-  if (!fast.status.ok()) return std::numeric_limits<double>::quiet_NaN();
-  const std::vector<double>& f = fast.y;
-  double num = 0, den = 0;
+double relative_error_of_block(const Layer& layer, const InputBatch& x, int64_t first, int64_t end, const double* y,
+                               int threads, const Processes& processes) {
+  const int64_t per = int64_t{x.k} * layer.d(), entries = (end - first) * per;
+  std::vector<double> f(static_cast<size_t>(entries));
+  const FastForwardStatus status = FastForward(layer).run(x, first, end, f.data(), threads);
+  // Per entry (f − y)² and y², so that the sums below run over every process's
+  // entries in sample order, the terms of one process's loop. A layer the fast
+  // path cannot evaluate (e.g. diverged to huge weights) has no measured error: a
+  // NaN term makes it NaN, as for a diverged layer.
+  std::vector<double> terms(2 * f.size());
   for (size_t i = 0; i < f.size(); ++i) {
-    num += (f[i] - batch.y[i]) * (f[i] - batch.y[i]);
-    den += batch.y[i] * batch.y[i];
+    terms[2 * i] = (f[i] - y[i]) * (f[i] - y[i]);
+    terms[2 * i + 1] = y[i] * y[i];
   }
+  if (!status.ok() && !terms.empty()) terms[0] = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> all = processes.gather(terms);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < all.size(); i += 2) {
+    num += all[i];
+    den += all[i + 1];
+  }
+  if (std::isnan(num)) return std::numeric_limits<double>::quiet_NaN();
   return den > 0 ? num / den : num;
+}
+
+double relative_error(const Layer& layer, const LabelledBatch& batch, int threads, const Processes& processes) {
+  const auto [first, end] = processes.share(batch.x.count);
+  const int64_t per = int64_t{batch.x.k} * layer.d();
+  return relative_error_of_block(layer, batch.x, first, end, batch.y.data() + first * per, threads, processes);
 }
 
 namespace {
@@ -542,7 +559,7 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
   }
   rep.final_resolution = axes > 0 ? 2 * h : 0;
   result.layer = solve_layer(cur.tuple(), setup.train);
-  rep.validation_error = relative_error(result.layer, setup.val_raw, o.threads);
+  rep.validation_error = relative_error(result.layer, setup.val_raw, o.threads, o.processes);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -110,7 +110,14 @@ NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& 
 std::vector<Eigen::VectorXd> ball_cell_centres(int axes, int g, double t_max);
 
 // Σ‖F(X) − Y‖² / Σ‖Y‖² of `layer` on the labelled batch (fast path, double);
-// NaN when the fast path cannot answer a sample (FastForwardStatus).
-double relative_error(const Layer& layer, const LabelledBatch& batch, int threads);
+// NaN when the fast path cannot answer a sample (FastForwardStatus). Shared by
+// `processes`: each evaluates its block of the samples, and the sums run over
+// every entry in sample order, so any number of processes gives the same bytes.
+double relative_error(const Layer& layer, const LabelledBatch& batch, int threads, const Processes& processes = {});
+// The same over every process's block of samples when this process holds only its
+// own: samples first .. end−1 of `x`, labels `y` ((end − first)·k·d values from
+// sample `first`'s); the blocks are in rank order, contiguous in sample order.
+double relative_error_of_block(const Layer& layer, const InputBatch& x, int64_t first, int64_t end, const double* y,
+                               int threads, const Processes& processes);
 
 }  // namespace mha
