@@ -6,7 +6,8 @@
 # a model of strong scaling to 64 ranks.
 #
 # Usage: scripts/bench-scaling.sh
-#   About 12 minutes on 2 cores. BUILD_DIR (default build/release) is the build
+#   About 16 minutes on 2 cores (the (16,2,3) runs make two final rounds: 517 s
+#   and 272 s at 867d262). BUILD_DIR (default build/release) is the build
 #   directory; it needs MPI (libopenmpi-dev). Run it on an otherwise idle machine:
 #   the page states the load.
 set -euo pipefail

@@ -38,6 +38,7 @@ def read_time(path):
 def parts(report, wall):
     """Seconds by part of the run: shared between the ranks, or run by each."""
     out = {"sample loops of stages 1–4 (shared)": 0.0, "stage 6 (tuple loops shared)": 0.0,
+           "polishing (its per-sample work shared)": 0.0,
            "centres of stages 2 and 4 (each rank)": 0.0, "other stage work (each rank)": 0.0}
     for s in report["stages"]:
         seconds, stage = s["seconds"], s["stage"]
@@ -46,6 +47,9 @@ def parts(report, wall):
         centre = s.get("centre_seconds", 0.0)
         if stage == "6":
             out["stage 6 (tuple loops shared)"] += seconds
+            continue
+        if stage in ("polish", "fit"):  # polishing and its final fit
+            out["polishing (its per-sample work shared)"] += seconds
             continue
         out["sample loops of stages 1–4 (shared)"] += loop
         out["centres of stages 2 and 4 (each rank)"] += centre
@@ -136,8 +140,11 @@ def page(directory):
             "(`sculpt_slabs`), stage 3's margin events (after its pilot) and stage 6's tuple loops — gives each rank "
             "a contiguous block of every "
             "batch; the outcomes are gathered and merged in sample order, so any number of ranks writes the bytes "
-            "of one process (tests/cli/mpi_net.py at -np 1, 2, 3). Every other part runs on each rank: "
-            "the pilots, the least-squares centres, stage 5, validation and test errors, polishing.", "",
+            "of one process (tests/cli/mpi_net.py at -np 1, 2, 3). Validation and test errors and polishing's "
+            "matrix-free solver (the design's rows, J·v, Jᵀ·R and the diagonal of JᵀJ over blocks of samples, the "
+            "projection's chunk sums, each head's preconditioner block on one rank) are shared the same way. Every "
+            "other part runs on each rank: the pilots, the least-squares centres, stage 5, polishing's least-squares "
+            "solves for W and its dense solver (m·d² ≤ 1024).", "",
             f"Made by `{run['command']}` ({run['mpi']}, one thread per rank). Machine: {run['machine']}, "
             f"{run['cpus']} CPUs; commit {run['commit']}; run {run['date']}; load average (1, 5, 15 min) before "
             f"{run['load_before']}, after {run['load_after']}.", "",
