@@ -8,8 +8,6 @@
 //    resident growth of the call alone can be read (VmHWM − VmRSS before the
 //    call, large blocks mmapped so that freed memory leaves the resident set):
 //    counters `seconds` (wall, the call alone) and `peak_growth_bytes`.
-//  - BM_CentreLarge/streamed/d:128   the same at d = 128 (about half an hour and
-//    5.4 GB with its slabs): apart, so that the filter ^BM_Centre/ leaves it out.
 // One thread: the centre does not use OpenMP (EIGEN_DONT_PARALLELIZE).
 // scripts/bench-memory.sh runs them and writes docs/bench/memory.md.
 #include "centre_bodies.hpp"  // tests/support: token_body, measure_centre_in_child
@@ -50,10 +48,6 @@ const bool registered = [] {
           ->Iterations(1)
           ->Unit(benchmark::kSecond);
     }
-  benchmark::RegisterBenchmark("BM_CentreLarge/streamed/d:128", BM_Centre, Method::streamed, 128)
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kSecond);
   return true;
 }();
 

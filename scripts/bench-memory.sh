@@ -6,10 +6,8 @@
 # docs/targets/ (scale 6, seed 1) under /usr/bin/time with its resident set
 # sampled every 2 s, and writes docs/bench/memory.md (scripts/memory_table.py).
 #
-# Usage: scripts/bench-memory.sh [--centre-only | --centre-d128]
+# Usage: scripts/bench-memory.sh [--centre-only]
 #   About 12 minutes on 2 cores (the learn about 8, the centres about 4).
-#   --centre-d128 measures only the streamed centre at d = 128 (about 30 minutes,
-#   5.4 GB) into centre_d128.json and run_d128.json, which the page adds.
 #   BUILD_DIR (default build/release) is the build directory. Run it on an
 #   otherwise idle machine: the page states the load.
 set -euo pipefail
@@ -24,23 +22,6 @@ dirty=$(git diff --quiet HEAD -- src bench 2>/dev/null || echo " with uncommitte
 out=docs/bench/memory
 mkdir -p "$out"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-machine=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-if [[ "${1:-}" == --centre-d128 ]]; then
-  command=("$build/mhalearn_bench" '--benchmark_filter=^BM_CentreLarge/' --benchmark_out="$out/centre_d128.json"
-           --benchmark_out_format=json)
-  echo "== ${command[*]}"
-  "${command[@]}"
-  python3 - "$out/run_d128.json" <<PY
-import json, sys
-json.dump({"command": """${command[*]}""", "machine": """$machine""", "cpus": $(nproc),
-           "commit": "$(git rev-parse --short=12 HEAD)$dirty", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
-           "load_before": "$load_before", "load_after": "$(cut -d' ' -f1-3 /proc/loadavg)"},
-          open(sys.argv[1], "w"), indent=1)
-PY
-  python3 scripts/memory_table.py "$out"
-  echo "wrote docs/bench/memory.md"
-  exit 0
-fi
 centre_command=("$build/mhalearn_bench" '--benchmark_filter=^BM_Centre/' --benchmark_out="$out/centre.json"
                 --benchmark_out_format=json)
 echo "== ${centre_command[*]}"
@@ -70,7 +51,7 @@ python3 - "$out/run.json" <<PY
 import json, sys
 json.dump({"command": "scripts/bench-memory.sh${*:+ $*}", "centre_command": """${centre_command[*]}""",
            "learn_command": """${learn_command[*]}""",
-           "machine": """$machine""", "cpus": $(nproc),
+           "machine": """$(lscpu | sed -n 's/^Model name: *//p' | head -1)""", "cpus": $(nproc),
            "commit": "$(git rev-parse --short=12 HEAD)$dirty", "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
            "load_before": "$load_before", "load_after": "$load_after"}, open(sys.argv[1], "w"), indent=1)
 PY

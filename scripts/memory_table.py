@@ -37,7 +37,7 @@ def centre_rows(bench):
     out = {}
     for e in bench["benchmarks"]:
         name = e.get("run_name", e["name"])
-        if not name.startswith(("BM_Centre/", "BM_CentreLarge/")):
+        if not name.startswith("BM_Centre/"):
             continue
         _, method, d = name.split("/")[:3]
         out[(method, int(d.split(":")[1]))] = e
@@ -142,25 +142,23 @@ def projection_section(rows):
             "d⁶ once N is capped). The learner computes one centre per round; the (64,2,2) run above ran 6 rounds "
             "(round 0, four refinement rounds, the final round).", ""]
     body, projected = [], {}
-    measured = dict(streamed)
     for d in (64, 128, 256):
         n = d * d
         slabs = min(8 * n, MAX_SLABS)
-        seconds = measured.get(d, s_last * (d / d_last) ** alpha)
+        seconds = s_last * (d / d_last) ** alpha
         slab_bytes = 8.0 * slabs * n
         centre_bytes = 8.0 * ((n + 1) ** 2 + max(1024, n / 2) * (n + 1))  # ConvexBody::streamed_centre_bytes
         polish_bytes = 8.0 * 2 * 2 * n * n  # m = 2 head blocks of JᵀJ and their Cholesky factors
         projected[d] = (seconds, max(slab_bytes + centre_bytes, polish_bytes))
-        body.append([str(d), str(n), str(slabs), secs(seconds) + (" (measured)" if d in measured else ""),
+        body.append([str(d), str(n), str(slabs), secs(seconds) + (" (measured)" if d == d_last else ""),
                      f"{6 * seconds / 3600:.2g}", f"{slab_bytes / GB:.2f}", f"{centre_bytes / GB:.2f}",
                      f"{polish_bytes / GB:.2f}"])
     text += table(["d", "n", "slabs", "one centre (s)", "6 centres (h)", "slabs (GB)", "centre (GB)",
                    "polishing's blocks (GB)"], body, "rrrrrrrr")
     s128, m128 = projected[128]
     s256, m256 = projected[256]
-    how = "take" if 128 in measured else "are projected at"
-    text += ["", f"So (128,2,2) end to end does not fit in an hour on this machine: its six centres alone {how} "
-             f"{6 * s128 / 3600:.1f} h ({secs(s128)} s each). Its peak memory, the larger of the slabs with the "
+    text += ["", f"So (128,2,2) end to end does not fit in an hour on this machine: its six centres alone are "
+             f"projected at {6 * s128 / 3600:.1f} h ({secs(s128)} s each). Its peak memory, the larger of the slabs with the "
              f"centre and polishing's blocks (the slabs are dropped before polishing), would be {m128 / GB:.1f} GB: "
              f"within this machine's 24 GB. At d = 256 the same is {m256 / GB:.0f} GB and {6 * s256 / 3600:.0f} h: "
              "polishing's block preconditioner and the dense centre both have to change before d = 256 can run. "
@@ -173,9 +171,6 @@ def projection_section(rows):
 def page(directory):
     run = json.load(open(os.path.join(directory, "run.json")))
     rows = centre_rows(json.load(open(os.path.join(directory, "centre.json"))))
-    large = os.path.join(directory, "centre_d128.json")
-    if os.path.exists(large):  # scripts/bench-memory.sh --centre-d128, a run of its own
-        rows.update(centre_rows(json.load(open(large))))
     text = ["# Memory at large d", "",
             "What the learner holds at d = 64 and what d = 128 and 256 would need. Made by "
             f"`{run['command']}` (centres: `{run['centre_command']}`).", "",
@@ -184,12 +179,6 @@ def page(directory):
     if float(run["load_before"].split()[0]) >= 1.0:
         text += ["**The machine was not idle before the run** (1-minute load average ≥ 1): times are "
                  "upper bounds; resident sets do not depend on the load.", ""]
-    run_large = os.path.join(directory, "run_d128.json")
-    if os.path.exists(run_large):
-        r = json.load(open(run_large))
-        text += [f"The centre at d = 128 is a run of its own: `{r['command']}` (`scripts/bench-memory.sh "
-                 f"--centre-d128`), machine {r['machine']}, {r['cpus']} CPUs; commit {r['commit']}; run {r['date']}; "
-                 f"load average before {r['load_before']}, after {r['load_after']}.", ""]
     learn, _ = learn_section(directory, run)
     text += learn + [""] + centre_section(rows) + [""] + projection_section(rows)
     return "\n".join(text) + "\n"
