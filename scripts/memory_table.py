@@ -181,6 +181,9 @@ def page(directory):
                  "upper bounds; resident sets do not depend on the load.", ""]
     learn, _ = learn_section(directory, run)
     text += learn + [""] + centre_section(rows) + [""] + projection_section(rows)
+    notes = os.path.join(directory, "NOTES.md")  # what the runs and attempts say, written by hand beside them
+    if os.path.exists(notes):
+        text += ["", "## What the attempts say", "", open(notes).read().rstrip("\n")]
     return "\n".join(text) + "\n"
 
 
