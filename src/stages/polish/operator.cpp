@@ -29,7 +29,9 @@ AttentionLinearization::AttentionLinearization(const Layer& layer, const std::ve
 MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
   const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_;
   MatD out = MatD::Zero(n * k_, d_);
-  const auto [first, end] = processes_.share(n);
+  // Plain variables: clang 14 cannot capture a structured binding in an OpenMP region.
+  const std::pair<int64_t, int64_t> block = processes_.share(n);
+  const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t t = first; t < end; ++t) {
     const MatD& x = xs_[t];
@@ -53,7 +55,8 @@ Eigen::VectorXd AttentionLinearization::ordered_sum(const PerSample& per_sample)
   const int64_t n = static_cast<int64_t>(xs_.size());
   const int64_t chunks = (n + kSampleChunk - 1) / kSampleChunk;
   Eigen::MatrixXd partial = Eigen::MatrixXd::Zero(parameters(), chunks);  // column ch: chunk ch's sum
-  const auto [first, end] = processes_.share(chunks);
+  const std::pair<int64_t, int64_t> block = processes_.share(chunks);
+  const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (int64_t ch = first; ch < end; ++ch) {
     Eigen::VectorXd sum = Eigen::VectorXd::Zero(parameters());

@@ -83,7 +83,9 @@ State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads, c
   s.thetas = thetas;
   const int64_t k = data.xs.front().rows(), d = data.y.cols(), m = thetas.size(), n = data.xs.size();
   s.design.resize(n * k, m * d);
-  const auto [first, end] = processes.share(n);
+  // Plain variables: clang 14 cannot capture a structured binding in an OpenMP region.
+  const std::pair<int64_t, int64_t> block = processes.share(n);
+  const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t t = first; t < end; ++t) {
     std::vector<MatD> attentions;
@@ -108,7 +110,8 @@ MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, cons
   const int64_t rows = values.rows(), chunk = kSampleChunk * 4;
   const int64_t chunks = (rows + chunk - 1) / chunk, per_chunk = q.cols() * values.cols();
   std::vector<double> partial(static_cast<size_t>(chunks * per_chunk));  // chunk by chunk, each column-major
-  const auto [first, end] = processes.share(chunks);
+  const std::pair<int64_t, int64_t> block = processes.share(chunks);
+  const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t ch = first; ch < end; ++ch) {
     const int64_t begin = ch * chunk, size = std::min(rows, begin + chunk) - begin;
