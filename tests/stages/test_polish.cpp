@@ -178,6 +178,7 @@ TEST_CASE("matrix-free polishing shared by 2 and 3 processes gives the bytes of 
       } catch (const std::exception&) {
         reversed[static_cast<size_t>(r)].report.iterations = -1;  // rejected by throwing: not the same either
       }
+      test::end_rank_thread();
     });
   for (auto& t : ranks) t.join();
   CHECK_FALSE(same(reversed[0]));
