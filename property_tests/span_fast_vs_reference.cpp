@@ -82,7 +82,7 @@ auto synthetic_bodies_agree(const SpanPath& fast, ConvexBody::CentreMethod metho
     const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 30).as("seed");
     const test::SyntheticBody b = test::synthetic_body(d, m, slabs, eta, unconstrained, seed);
     const ConvexBody::Centre centre = b.body.least_squares_centre(m - 1, method);
-    const Comparison c = check_span(b.body, fast(b.body, centre, m, SpanOptions{}), m, SpanOptions{}, method);
+    const Comparison c = check_span(b.body, fast(b.body, centre, m, SpanOptions{}), m, SpanOptions{});
     RC_LOG() << format_table({c});
     RC_ASSERT(!disagrees(c));
   };

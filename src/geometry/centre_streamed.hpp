@@ -41,11 +41,17 @@ Eigen::VectorXd bidiagonal_singular_values(const Eigen::VectorXd& d, const Eigen
 // The right singular vectors (columns, n × values.size()) of the bidiagonal (d, e)
 // for the given singular values (ascending, each from bidiagonal_singular_values),
 // by inverse iteration on the Golub–Kahan tridiagonal with a pivoted LU, then
-// orthonormalised. Each vector's singular-pair residual (‖Bᵀu − ŝv‖ with u = Bv/ŝ,
-// or ŝ = ‖Bv‖ when smaller) ends at most tolerance::kInverseIterationResidual ·
-// max(|d|, |e|); nothing when one does not within 16 iterations.
-std::optional<Eigen::MatrixXd> bidiagonal_right_vectors(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
-                                                        const Eigen::VectorXd& values);
+// orthonormalised, and the largest of their singular-pair residuals (‖Bᵀu − ŝv‖
+// with u = Bv/ŝ, or ŝ = ‖Bv‖ when smaller) over max(|d|, |e|). A vector is
+// accepted once its residual is at most tolerance::kInverseIterationResidual, or
+// after 16 iterations the one of the smallest residual when that is at most
+// tolerance::kInverseIterationStallLimit; nothing when a vector meets neither.
+struct RightVectors {
+  Eigen::MatrixXd vectors;
+  double residual = 0;  // ρ of tolerance::streamed_svd_backward_error
+};
+std::optional<RightVectors> bidiagonal_right_vectors(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
+                                                     const Eigen::VectorXd& values);
 
 // The streamed centre; nothing when its conditions fail (rank < n − free, free >
 // kStreamedMaxFree, no convergence): the caller computes the dense one.

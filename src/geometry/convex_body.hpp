@@ -119,6 +119,11 @@ class ConvexBody {
     int rank = 0;
     double threshold = 0;
     double weighted_residual = 0;
+    CentreMethod method = CentreMethod::dense;  // the method that computed it (never automatic)
+    // The streamed method's ρ: the largest singular-pair residual of the free basis's
+    // inverse-iteration vectors over the bidiagonal's largest entry (0 for dense);
+    // tolerance::streamed_svd_backward_error takes it.
+    double free_basis_residual = 0;
   };
   Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic) const;
 

@@ -33,6 +33,11 @@ using Eigen::Index;
 constexpr Index kPanel = 32;       // columns per compact-WY panel of fold_rows
 constexpr int kMaxInverseIterations = 16;
 
+struct ScaledSingularVector {
+  Eigen::VectorXd v;
+  double residual = 0;  // singular_pair_residual of v on the scaled bidiagonal
+};
+
 // The Householder reflector I − τ[1; v][1; v]ᵀ taking [alpha; v] to [β; 0], Eigen's
 // makeHouseholder convention (β = −sign(alpha)·norm, τ = 0 when the tail is zero):
 // alpha becomes β, v the reflector's essential part; returns τ.
@@ -207,25 +212,35 @@ void orthogonalise(Eigen::VectorXd& v, const Eigen::MatrixXd& basis, Index count
     for (Index j = 0; j < count; ++j) v -= basis.col(j).dot(v) * basis.col(j);
 }
 
-// One right singular vector of the scaled bidiagonal for the scaled value s:
-// x ← (T + sI)⁻¹(T − sI)⁻¹x = (T² − s²I)⁻¹x keeps the right-vector positions of the
-// tridiagonal apart from the left ones (T² is BᵀB ⊕ BBᵀ in that order), so the
-// iteration runs on v alone, shifted by s², without forming BᵀB; it is
-// orthogonalised against the vectors already found (a cluster of equal values).
-std::optional<Eigen::VectorXd> inverse_iteration(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
-                                                 const Eigen::VectorXd& off, double s, const Eigen::MatrixXd& found,
-                                                 Index count) {
+// One right singular vector of the scaled bidiagonal for the scaled value s, and its
+// singular-pair residual: x ← (T + sI)⁻¹(T − sI)⁻¹x = (T² − s²I)⁻¹x keeps the
+// right-vector positions of the tridiagonal apart from the left ones (T² is
+// BᵀB ⊕ BBᵀ in that order), so the iteration runs on v alone, shifted by s²,
+// without forming BᵀB; it is orthogonalised against the vectors already found (a
+// cluster of equal values). Accepted at once when the residual is at most
+// kInverseIterationResidual; otherwise, after every iteration, the vector of the
+// smallest residual when that is at most kInverseIterationStallLimit (rounding's
+// floor lies above 2⁻⁴⁰ on square systems: docs/bench/memory.md), else nothing.
+std::optional<ScaledSingularVector> inverse_iteration(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
+                                                      const Eigen::VectorXd& off, double s, const Eigen::MatrixXd& found,
+                                                      Index count) {
   const Index n = d.size();
   const double tiny = std::numeric_limits<double>::epsilon();
   const TridiagonalLu minus(off, s, tiny), plus(off, -s, tiny);
   Eigen::VectorXd v = start_vector(n, count);
   Eigen::VectorXd x = Eigen::VectorXd::Zero(2 * n);
-  for (int it = 0; it < kMaxInverseIterations; ++it) {
+  std::optional<ScaledSingularVector> best;
+  for (int it = 0; it <= kMaxInverseIterations; ++it) {
     orthogonalise(v, found, count);
     const double norm = v.norm();
     if (!(norm > 0) || !std::isfinite(norm)) return std::nullopt;
     v /= norm;
-    if (it > 0 && singular_pair_residual(d, e, v) <= tolerance::kInverseIterationResidual) return v;
+    if (it > 0) {
+      const double residual = singular_pair_residual(d, e, v);
+      if (residual <= tolerance::kInverseIterationResidual) return ScaledSingularVector{v, residual};
+      if (!best || residual < best->residual) best = ScaledSingularVector{v, residual};
+    }
+    if (it == kMaxInverseIterations) break;
     x.setZero();
     for (Index i = 0; i < n; ++i) x(2 * i) = v(i);
     minus.solve(x);
@@ -234,6 +249,7 @@ std::optional<Eigen::VectorXd> inverse_iteration(const Eigen::VectorXd& d, const
     for (Index i = 0; i < n; ++i) v(i) = x(2 * i);
     v /= v.cwiseAbs().maxCoeff();
   }
+  if (best && best->residual <= tolerance::kInverseIterationStallLimit) return best;
   return std::nullopt;
 }
 
@@ -341,19 +357,20 @@ Eigen::VectorXd bidiagonal_singular_values(const Eigen::VectorXd& d, const Eigen
   return s;
 }
 
-std::optional<Eigen::MatrixXd> bidiagonal_right_vectors(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
-                                                        const Eigen::VectorXd& values) {
+std::optional<RightVectors> bidiagonal_right_vectors(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
+                                                     const Eigen::VectorXd& values) {
   const Index n = d.size(), p = values.size();
   const double scale = largest_entry(d, e);
-  if (!(scale > 0)) return Eigen::MatrixXd(Eigen::MatrixXd::Identity(n, p));  // B = 0: every vector is singular
+  if (!(scale > 0)) return RightVectors{Eigen::MatrixXd::Identity(n, p), 0.0};  // B = 0: every vector is singular
   const Eigen::VectorXd ds = d / scale, es = e / scale, off = golub_kahan_offdiagonal(d, e, scale);
-  Eigen::MatrixXd v(n, p);
+  RightVectors out{Eigen::MatrixXd(n, p), 0.0};
   for (Index i = 0; i < p; ++i) {
-    auto vi = inverse_iteration(ds, es, off, values(i) / scale, v, i);
+    auto vi = inverse_iteration(ds, es, off, values(i) / scale, out.vectors, i);
     if (!vi) return std::nullopt;
-    v.col(i) = *vi;
+    out.vectors.col(i) = vi->v;
+    out.residual = std::max(out.residual, vi->residual);
   }
-  return v;
+  return out;
 }
 
 std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs, int n, double radius, int free,
@@ -371,6 +388,7 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
     rest = std::abs(r(n, n));
   }
   ConvexBody::Centre out;
+  out.method = ConvexBody::CentreMethod::streamed;
   Eigen::MatrixXd f;
   {
     BidiagonalisedInPlace bid(packed->unpacked());
@@ -382,7 +400,8 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
     if (out.rank < n - free) return std::nullopt;  // a constrained direction at the threshold: the dense method truncates it
     auto vectors = bidiagonal_right_vectors(d, e, out.singular_values.head(free));
     if (!vectors) return std::nullopt;
-    f = std::move(*vectors);
+    f = std::move(vectors->vectors);
+    out.free_basis_residual = vectors->residual;
     bid.apply_v(f);
   }
   out.free_basis = f.transpose();

@@ -128,7 +128,9 @@ class StateWriter {
             {"slab_a", put({count, n}, a)}, {"slab_b", put({count}, b)}, {"slab_eta", put({count}, eta)},
             {"centre", {{"x0", vector(c.x0)}, {"free_basis", matrix(c.free_basis)},
                         {"singular_values", vector(c.singular_values)}, {"gap", hex(c.gap)}, {"rank", c.rank},
-                        {"threshold", hex(c.threshold)}, {"weighted_residual", hex(c.weighted_residual)}}}};
+                        {"threshold", hex(c.threshold)}, {"weighted_residual", hex(c.weighted_residual)},
+                        {"method", c.method == ConvexBody::CentreMethod::streamed ? "streamed" : "dense"},
+                        {"free_basis_residual", hex(c.free_basis_residual)}}}};
   }
 
   std::map<std::string, std::string>& arrays_;
@@ -354,6 +356,10 @@ class StateReader {
     s.centre.rank = static_cast<int>(integer(field(c, "rank", w), 0, n, at(w, "rank")));
     s.centre.threshold = real(field(c, "threshold", w), at(w, "threshold"));
     s.centre.weighted_residual = real(field(c, "weighted_residual", w), at(w, "weighted_residual"));
+    const std::string method = text(field(c, "method", w), at(w, "method"));
+    if (method != "dense" && method != "streamed") malformed(at(w, "method"), "must be \"dense\" or \"streamed\"");
+    s.centre.method = method == "streamed" ? ConvexBody::CentreMethod::streamed : ConvexBody::CentreMethod::dense;
+    s.centre.free_basis_residual = real(field(c, "free_basis_residual", w), at(w, "free_basis_residual"));
     return s;
   }
 

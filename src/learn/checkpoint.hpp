@@ -32,7 +32,7 @@
 namespace mha {
 
 inline constexpr const char* kCheckpointFormat = "mhalearn.learn-checkpoint";
-inline constexpr int kCheckpointSchemaVersion = 1;
+inline constexpr int kCheckpointSchemaVersion = 2;
 inline constexpr const char* kCheckpointManifest = "checkpoint.json";
 
 // CRC-64/XZ (ECMA-182 polynomial, reflected, inverted): Boost.CRC's table-driven

@@ -127,8 +127,9 @@ double svd_backward_error(long long rows, long long cols) {
   return (gamma(cols + 5) + gamma(16 * rows * cols) + gamma(16 * cols * cols)) * bound_evaluation_factor(8);
 }
 
-double streamed_svd_backward_error(long long rows, long long cols, long long free) {
-  const double inverse_iteration = std::sqrt(static_cast<double>(free)) * kInverseIterationResidual;
+double streamed_svd_backward_error(long long rows, long long cols, long long free, double residual) {
+  const double rho = std::max(kInverseIterationResidual, residual);
+  const double inverse_iteration = std::sqrt(static_cast<double>(free)) * rho;
   return (gamma(cols + 5) + gamma(64 * (cols + 1) * rows) + 2 * gamma(16 * cols * cols) + 2 * gamma(1920 * cols) +
           inverse_iteration + gamma(16 * cols * free) + gamma(cols)) *
          bound_evaluation_factor(16);

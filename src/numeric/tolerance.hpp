@@ -195,7 +195,8 @@ double svd_backward_error(long long rows, long long cols);
 //                not used), each rotating any row of T at most twice, so ≤ 120n rotations
 //                of γ̃_1 each (Higham Lemma 19.8, constant 16): ‖ΔT‖_F ≤ γ_{1920n}√2‖B‖_F;
 //   the free basis  each vector accepted with its singular-pair residual ≤ ρ‖B‖₂,
-//                ρ = kInverseIterationResidual = 2⁻⁴⁰ (below): an exact singular vector of B + E_i,
+//                ρ = max(kInverseIterationResidual = 2⁻⁴⁰, the largest residual achieved,
+//                ConvexBody::Centre::free_basis_residual): an exact singular vector of B + E_i,
 //                ‖E_i‖ ≤ ρ‖B‖; orthonormal, so the subspace's sin θ is at most √p times the
 //                largest vector's (the Frobenius norm of (I − P)V_F), i.e. as if ‖E‖ were
 //                √p·ρ‖B‖ in Wedin's bound;
@@ -204,12 +205,20 @@ double svd_backward_error(long long rows, long long cols);
 //                (γ_{16n²}), the triangular solve (γ_n, Higham Thm 8.5): x̂0 is the exact
 //                minimiser over that complement for M + E with E within these terms —
 //                the situation hull_point_bound assumes;
-// so ε_M = (γ_{n+5} + γ_{64(n+1)N} + 2γ_{16n²} + 2γ_{1920n} + √p·2⁻⁴⁰ + γ_{16np} + γ_n)‖M‖_F
-// (‖B‖, ‖R‖ ≤ ‖M‖_F(1 + γ)). Returns ε_M/‖M‖_F times the factor of its own evaluation.
-double streamed_svd_backward_error(long long rows, long long cols, long long free);
-// ρ above: the streamed centre accepts an inverse-iteration vector when its
+// so ε_M = (γ_{n+5} + γ_{64(n+1)N} + 2γ_{16n²} + 2γ_{1920n} + √p·ρ + γ_{16np} + γ_n)‖M‖_F
+// (‖B‖, ‖R‖ ≤ ‖M‖_F(1 + γ)). Returns ε_M/‖M‖_F times the factor of its own evaluation;
+// `residual` is the centre's free_basis_residual.
+double streamed_svd_backward_error(long long rows, long long cols, long long free, double residual);
+// The streamed centre accepts an inverse-iteration vector as soon as its
 // singular-pair residual is at most this times the bidiagonal's largest entry.
 constexpr double kInverseIterationResidual = 0x1p-40;
+// Otherwise, after all its iterations, it accepts the vector of the smallest
+// residual when that is at most this, and ρ above is that residual. Not a
+// tolerance of any check (ε_M carries whatever residual is accepted): the point
+// beyond which the dense method is tried instead. Rounding's floor sits above 2⁻⁴⁰
+// on square systems (1.1·10⁻¹² at d = 32, N = n: docs/bench/memory.md); the limit
+// is a choice, half the digits.
+constexpr double kInverseIterationStallLimit = 0x1p-26;
 
 // Wedin's sin θ theorem (Stewart & Sun, Matrix Perturbation Theory, Thm V.4.4):
 // the right singular subspaces of the p smallest singular values of M and of

@@ -91,9 +91,11 @@ TEST_CASE("bidiagonal singular values and right vectors agree with JacobiSVD of 
   const double eps = (2 * tolerance::gamma(1920LL * n) * std::sqrt(2.0) + tolerance::gamma(16LL * n * n)) * b.norm();
   for (int j = 0; j < n; ++j) CHECK(std::abs(s(j) - jacobi.singularValues()(n - 1 - j)) <= eps);
   const int p = 4;
-  const auto v = centre_detail::bidiagonal_right_vectors(d, e, s.head(p));
-  REQUIRE(v.has_value());
+  const auto found = centre_detail::bidiagonal_right_vectors(d, e, s.head(p));
+  REQUIRE(found.has_value());
+  const Eigen::MatrixXd* v = &found->vectors;
   CHECK((v->transpose() * *v - Eigen::MatrixXd::Identity(p, p)).norm() <= p * tolerance::gamma(4LL * n));  // Gram–Schmidt twice
+  CHECK(found->residual <= tolerance::kInverseIterationResidual);  // converged, not stalled
   const double rho = tolerance::kInverseIterationResidual * std::max(d.cwiseAbs().maxCoeff(), e.cwiseAbs().maxCoeff());
   for (int j = 0; j < p; ++j) {
     const double gap = std::min(j > 0 ? s(j) - s(j - 1) : INFINITY, s(j + 1) - s(j));
@@ -107,7 +109,7 @@ TEST_CASE("bidiagonal singular values and right vectors agree with JacobiSVD of 
   const auto id = centre_detail::bidiagonal_right_vectors(Eigen::VectorXd::Ones(8), Eigen::VectorXd::Zero(7),
                                                           Eigen::VectorXd::Ones(3));
   REQUIRE(id.has_value());
-  CHECK((id->transpose() * *id - Eigen::MatrixXd::Identity(3, 3)).norm() <= tolerance::gamma(64));
+  CHECK((id->vectors.transpose() * id->vectors - Eigen::MatrixXd::Identity(3, 3)).norm() <= tolerance::gamma(64));
 }
 
 TEST_CASE("streamed centre agrees with the MPFR reference within its own derived bounds", "[geometry][centre]") {
@@ -118,15 +120,42 @@ TEST_CASE("streamed centre agrees with the MPFR reference within its own derived
     const test::SyntheticBody b = test::synthetic_body(d, m, 3 * d * d, 1e-3, unconstrained, seed);
     const ConvexBody::Centre c = b.body.least_squares_centre(m - 1, Method::streamed);
     const SpanResult span = find_span(b.body, c, m, SpanOptions{});
-    const Comparison cmp = check_span(b.body, span, m, SpanOptions{}, Method::streamed);
+    const Comparison cmp = check_span(b.body, span, m, SpanOptions{});
     INFO("d = " << d << ", m = " << m << ", unconstrained " << unconstrained << ": " << cmp.detail);
+    // A direction no slab sees leaves rank < n − free: the dense fallback (checked as dense).
+    CHECK(c.method == (unconstrained == 0 ? Method::streamed : Method::dense));
     CHECK_FALSE(disagrees(cmp));
     CHECK(cmp.compared == b.body.dim());  // every singular value compared
   }
   // Token slabs (the learner's), one free direction, against the dense method's check.
   const ConvexBody body = token_body(6, 200, 7);
   const ConvexBody::Centre c = body.least_squares_centre(1, Method::streamed);
-  CHECK_FALSE(disagrees(check_span(body, find_span(body, c, 2, SpanOptions{}), 2, SpanOptions{}, Method::streamed)));
+  CHECK(c.method == Method::streamed);
+  CHECK_FALSE(disagrees(check_span(body, find_span(body, c, 2, SpanOptions{}), 2, SpanOptions{})));
+}
+
+TEST_CASE("streamed centre where inverse iteration stalls above 2⁻⁴⁰: the vector of the smallest residual, checked at it", "[geometry][centre]") {
+  // A square system (N = n = 196 token slabs at d = 14, seed 7): the free vector's
+  // singular-pair residual stops falling at about 1.9·10⁻¹² of max|B|, above
+  // kInverseIterationResidual, where the method used to fall back to the dense one
+  // (at d = 128 a 28 GB dense SVD: docs/bench/memory.md). It now keeps the vector of
+  // the smallest residual, and check_span's ε_M carries that residual.
+  const ConvexBody body = token_body(14, 196, 7);
+  const ConvexBody::Centre c = body.least_squares_centre(1, Method::streamed);
+  REQUIRE(c.method == Method::streamed);
+  CHECK(c.free_basis_residual > tolerance::kInverseIterationResidual);
+  CHECK(c.free_basis_residual <= tolerance::kInverseIterationStallLimit);
+  const SpanResult span = find_span(body, c, 2, SpanOptions{});
+  const Comparison cmp = check_span(body, span, 2, SpanOptions{});
+  INFO(cmp.detail);
+  CHECK_FALSE(disagrees(cmp));
+  CHECK(cmp.compared == body.dim());
+  // The tester: the free direction turned by 0.2 rad, its residual claim kept, disagrees.
+  ConvexBody::Centre turned = c;
+  Eigen::VectorXd other = Eigen::VectorXd::Unit(body.dim(), 0);
+  other -= c.free_basis.row(0).transpose() * c.free_basis.row(0).dot(other);
+  turned.free_basis.row(0) = std::cos(0.2) * c.free_basis.row(0) + std::sin(0.2) * other.normalized().transpose();
+  CHECK(disagrees(check_span(body, find_span(body, turned, 2, SpanOptions{}), 2, SpanOptions{})));
 }
 
 TEST_CASE("streamed centre falls back to the dense one where its conditions fail; the automatic choice", "[geometry][centre]") {
@@ -138,6 +167,7 @@ TEST_CASE("streamed centre falls back to the dense one where its conditions fail
   CHECK(streamed.singular_values == dense.singular_values);
   CHECK(streamed.rank == dense.rank);
   CHECK(dense.rank <= 10);
+  CHECK(streamed.method == Method::dense);  // it says so, and check_span bounds it as dense
   // More free directions than kStreamedMaxFree: dense.
   const ConvexBody many = token_body(6, 108, 4);
   const int free = ConvexBody::kStreamedMaxFree + 1;
@@ -178,3 +208,4 @@ TEST_CASE("streamed centre's working memory at d = 32 stays within its bound; th
   CHECK(dense > 2 * allowed);
 #endif
 }
+

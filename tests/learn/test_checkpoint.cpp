@@ -369,7 +369,7 @@ static void checkpoint_malformed() {
   f.manifest.resize(f.manifest.size() / 2);
   refused(f, "malformed or truncated JSON");
   refused(edited([](json& d) { d["format"] = "mhalearn.instance"; }), "\"format\" must be");
-  refused(edited([](json& d) { d["schema_version"] = 2; }), "\"schema_version\" is not 1");
+  refused(edited([](json& d) { d["schema_version"] = 1; }), "\"schema_version\" is not 2");
   refused(edited([](json& d) { d.erase("match"); }), "the manifest: has no \"match\"");
   refused(edited([](json& d) { d["state"]["next"] = "stage1"; }), "state.next: is not a step");
   refused(edited([](json& d) { d["state"]["offset"] = -5; }), "state.offset: must be a non-negative integer");

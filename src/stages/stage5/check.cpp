@@ -31,7 +31,7 @@ double sin_largest_principal_angle(const Eigen::MatrixXd& a, const Eigen::Matrix
 }
 
 // The errors every item carries: ε_M for the fast SVD (tolerance::svd_backward_error,
-// or streamed_svd_backward_error for the streamed centre),
+// or streamed_svd_backward_error at the centre's ρ for the streamed centre),
 // and the reference's own error on a singular value, √δλ with δλ ≤ (γ_N + γ_{16n²})‖M‖_F²
 // at 2^−bits (forming G, then the symmetric eigensolver's backward error), plus
 // one rounding to double.
@@ -41,10 +41,12 @@ struct Errors {
   double value() const { return fast + reference; }
 };
 
-Errors errors(const SpanReference& ref, long long rows, long long n, bool streamed, int free) {
+Errors errors(const SpanReference& ref, long long rows, long long n, const SpanResult& centre, int free) {
   const double up = tol::mpfr_unit_roundoff(ref.bits);
   const double dlambda = (tol::gamma(rows, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius;
-  const double fast = streamed ? tol::streamed_svd_backward_error(rows, n, free) : tol::svd_backward_error(rows, n);
+  const double fast = centre.centre_method == ConvexBody::CentreMethod::streamed
+                          ? tol::streamed_svd_backward_error(rows, n, free, centre.free_basis_residual)
+                          : tol::svd_backward_error(rows, n);
   return {fast * ref.frobenius, std::sqrt(dlambda) + kU * ref.singular_values.maxCoeff()};
 }
 
@@ -174,16 +176,12 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
 
 }  // namespace
 
-Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& o,
-                      ConvexBody::CentreMethod method) {
+Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& o) {
   const long long n = body.dim();
   const long long rows = std::max<long long>(static_cast<long long>(body.size()), n);
-  if (method == ConvexBody::CentreMethod::automatic)
-    method = ConvexBody::automatic_centre_method(static_cast<long long>(body.size()), n, m - 1);
-  const bool streamed = method == ConvexBody::CentreMethod::streamed;
   return escalate([&](unsigned bits) {
     const SpanReference ref = span_reference(body, m - 1, bits);
-    const Errors e = errors(ref, rows, n, streamed, m - 1);
+    const Errors e = errors(ref, rows, n, fast, m - 1);
     Comparison c;
     // A std::string, not the literal: GCC 12 reports assigning a one-character literal here as a
     // memcpy of 2^63 bytes (a false positive of -Wstringop-overflow).

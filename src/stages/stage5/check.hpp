@@ -25,10 +25,9 @@
 
 namespace mha {
 
-// `fast` is find_span's (or a replacement's) result on `body` with m heads, from
-// the centre `method` computed (automatic: the method least_squares_centre picks for
-// this body; the streamed one is compared with tolerance::streamed_svd_backward_error).
-Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& options,
-                      ConvexBody::CentreMethod method = ConvexBody::CentreMethod::automatic);
+// `fast` is find_span's (or a replacement's) result on `body` with m heads; a
+// centre the streamed method computed (fast.centre_method) is compared with
+// tolerance::streamed_svd_backward_error at its own ρ (fast.free_basis_residual).
+Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& options);
 
 }  // namespace mha

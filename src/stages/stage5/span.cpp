@@ -77,6 +77,8 @@ SpanResult find_span(const ConvexBody& body, const ConvexBody::Centre& centre, i
   r.singular_values = centre.singular_values;
   r.threshold = centre.threshold;
   r.rank = centre.rank;
+  r.centre_method = centre.method;
+  r.free_basis_residual = centre.free_basis_residual;
   r.message = msg.str();
   r.seconds = seconds_since(start);
   return r;

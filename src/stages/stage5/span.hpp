@@ -43,6 +43,8 @@ struct SpanResult {
   Eigen::VectorXd singular_values;   // all n, ascending
   double threshold = 0;              // rank threshold s_max·n·ε
   int rank = 0;
+  ConvexBody::CentreMethod centre_method = ConvexBody::CentreMethod::dense;  // how the centre was computed,
+  double free_basis_residual = 0;    // and its inverse iteration's ρ (ConvexBody::Centre)
   std::string message;               // what the fast reading noticed (no clear gap, 0 ∈ H)
   double seconds = 0;
 };
