@@ -12,7 +12,12 @@ namespace {
 // The least-squares centre costs O(N·d⁴) time and N·d² doubles: at d = 64, 8·d² slabs
 // would take 1 GB and a 32768 × 4096 QR; 2¹⁴ slabs (4 per unknown there) keep most of
 // the gain (at d = 32, 4·d² slabs gave 1.4e−4 against 1.2e−4 for 8·d²: docs/variants.md).
+// Beyond d = 90 the cap is 2 slabs per unknown instead: at one per unknown (2¹⁴ at
+// d = 128) M is square, and the smallest singular value of the constrained bulk falls
+// towards 0 (as √N − √n for random rows), where the hull direction's gap must stand
+// (36–956 at d = 64 with 4 per unknown: docs/bench/memory.md's run).
 constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
+constexpr int64_t kMinExtendedSlabsPerUnknown = 2;
 
 }  // namespace
 
@@ -46,7 +51,9 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
     ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
     ro.sculpt.selection = SculptOptions::Selection::best_rows;
     if (ro.sculpt.target_constraints == 0)
-      ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, kMaxExtendedSlabs);
+      ro.sculpt.target_constraints =
+          std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d,
+                            std::max<int64_t>(kMaxExtendedSlabs, kMinExtendedSlabsPerUnknown * int64_t{d} * d));
   }
   return ro;
 }

@@ -250,6 +250,17 @@ TEST_CASE("stage 6's ball grows to 2‖x0‖ from round 1 in the extended varian
   CHECK(net_radius(o, 1, far) == 20);  // the paper's R is its bound on the heads
 }
 
+TEST_CASE("the extended variant's slabs per round: 8·d², at most 2¹⁴, and at least 2 per unknown beyond d = 90", "[learn]") {
+  const LearnOptions o;  // extended, 8 per unknown
+  auto target = [&](int d) { return sculpt_round_options(o, 1, d, 2, 0.0).sculpt.target_constraints; };
+  CHECK(target(16) == 8 * 16 * 16);
+  CHECK(target(32) == 8192);
+  CHECK(target(64) == 16384);    // 4 per unknown
+  CHECK(target(90) == 16384);    // 2·d² = 16200 below the cap
+  CHECK(target(128) == 32768);   // 2 per unknown: 2¹⁴ would make M square
+  CHECK(sculpt_round_options(o, 0, 128, 2, 0.0).sculpt.target_constraints == o.sculpt.sculpt.target_constraints);  // round 0: its own
+}
+
 // The rule above on a learner run (excluded from the sanitizer preset for its time: the
 // rule's code runs there in the test above and the learner's in the other learner tests).
 TEST_CASE("stage 6's grown ball finds heads beyond R at logit scale 24, which the paper variant misses", "[learn]") {
