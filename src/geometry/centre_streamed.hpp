@@ -24,13 +24,19 @@ double separation_gap(const Eigen::VectorXd& asc, int free, int n);
 // afterwards r is the R factor of [r; block] (Householder reflectors, each with its
 // one nonzero of the r-part on the diagonal — LAPACK's triangle-on-rectangle QR,
 // dtpqrt — applied in panels of 32 columns as compact WY). `block` is overwritten.
-void fold_rows(Eigen::Ref<Eigen::MatrixXd> r, Eigen::Ref<Eigen::MatrixXd> block);
+// Each panel's update of the columns after it runs in chunks of chunk_columns
+// (rounded down to a multiple of 4), `threads` at a time; the bytes are the same
+// for every chunk size and thread count.
+constexpr Eigen::Index kFoldChunkColumns = 512;
+void fold_rows(Eigen::Ref<Eigen::MatrixXd> r, Eigen::Ref<Eigen::MatrixXd> block, int threads = 1,
+               Eigen::Index chunk_columns = kFoldChunkColumns);
 
 // The R factor of [M | c] (rows w_r a_rᵀ, w_r b_r), (n+1)×(n+1) upper triangular,
 // from the slabs `block_rows` at a time: the top-left n×n block is an R factor of M,
 // the column n above the diagonal is Qᵀc's first n entries, and |R(n,n)| is the norm
 // of the rest of Qᵀc (the residual of the unconstrained least squares).
-Eigen::MatrixXd streamed_r_factor(const std::vector<Slab>& slabs, int n, double radius, Eigen::Index block_rows);
+Eigen::MatrixXd streamed_r_factor(const std::vector<Slab>& slabs, int n, double radius, Eigen::Index block_rows,
+                                  int threads = 1);
 
 // The singular values of an upper-bidiagonal matrix (diagonal d, superdiagonal e),
 // ascending: the nonnegative eigenvalues of its Golub–Kahan tridiagonal (zero
@@ -54,8 +60,9 @@ std::optional<RightVectors> bidiagonal_right_vectors(const Eigen::VectorXd& d, c
                                                      const Eigen::VectorXd& values);
 
 // The streamed centre; nothing when its conditions fail (rank < n − free, free >
-// kStreamedMaxFree, no convergence): the caller computes the dense one.
+// kStreamedMaxFree, no convergence): the caller computes the dense one. `threads`
+// share the fold (fold_rows), which gives the same bytes on any number.
 std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs, int n, double radius, int free,
-                                                  Eigen::Index block_rows = 1024);
+                                                  int threads = 1, Eigen::Index block_rows = 1024);
 
 }  // namespace mha::centre_detail

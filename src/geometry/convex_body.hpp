@@ -125,7 +125,8 @@ class ConvexBody {
     // tolerance::streamed_svd_backward_error takes it.
     double free_basis_residual = 0;
   };
-  Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic) const;
+  // `threads` share the streamed method's fold, with the same bytes on any number.
+  Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic, int threads = 1) const;
 
   // max / min ⟨u, θ⟩ over P. `value` = fl(⟨u, x⟩) for the returned x ∈ box;
   // `error_bound` ≥ |value − true optimum over P|; `lower`/`upper` bracket the

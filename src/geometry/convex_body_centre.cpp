@@ -141,12 +141,12 @@ ConvexBody::CentreMethod ConvexBody::automatic_centre_method(long long slabs, lo
   return CentreMethod::streamed;
 }
 
-ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method) const {
+ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads) const {
   if (free < 0 || free > n_)
     throw std::invalid_argument("least_squares_centre: free must be in [0, n], got " + std::to_string(free));
   if (method == CentreMethod::automatic) method = automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free);
   if (method == CentreMethod::streamed)
-    if (auto c = centre_detail::streamed_centre(slabs_, n_, radius_, free)) return std::move(*c);
+    if (auto c = centre_detail::streamed_centre(slabs_, n_, radius_, free, threads)) return std::move(*c);
   return dense_centre(slabs_, n_, radius_, free);
 }
 

@@ -70,6 +70,34 @@ TEST_CASE("streamed R factor of [M | c]: its Gram matrix is [M | c]ᵀ[M | c] wi
   CHECK(centre_detail::streamed_r_factor(empty.slabs(), 4, 1.0, 8).norm() == 0.0);
 }
 
+TEST_CASE("fold_rows gives the same bytes in chunks of columns on 1 and 2 threads", "[geometry][centre]") {
+  // 1100 columns: trails of up to 1067 columns, so chunks of 512 split them in two
+  // (the second taking the rest) and chunks of 8 or 12 in many; one unchunked fold is
+  // the reference. Two blocks of rows, the second folded into the first's R. (Chunks
+  // of 14 columns, not rounded to a multiple of 4, give other bytes: measured.)
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  const Eigen::Index cols = 1100;
+  Eigen::MatrixXd first(40, cols), second(37, cols);
+  for (Eigen::Index j = 0; j < cols; ++j) {
+    for (Eigen::Index i = 0; i < first.rows(); ++i) first(i, j) = normal(rng);
+    for (Eigen::Index i = 0; i < second.rows(); ++i) second(i, j) = normal(rng);
+  }
+  auto folded = [&](int threads, Eigen::Index chunk) {
+    Eigen::MatrixXd r = Eigen::MatrixXd::Zero(cols, cols);
+    Eigen::MatrixXd a = first, b = second;
+    centre_detail::fold_rows(r, a, threads, chunk);
+    centre_detail::fold_rows(r, b, threads, chunk);
+    return r;
+  };
+  const Eigen::MatrixXd whole = folded(1, Eigen::Index{1} << 40);
+  REQUIRE(whole.norm() > 0);
+  for (const auto& [threads, chunk] : std::vector<std::pair<int, Eigen::Index>>{{1, 512}, {2, 512}, {2, 8}, {2, 12}, {2, 14}}) {
+    INFO(threads << " threads, chunks of " << chunk << " columns");
+    CHECK(folded(threads, chunk) == whole);
+  }
+}
+
 TEST_CASE("bidiagonal singular values and right vectors agree with JacobiSVD of the dense bidiagonal", "[geometry][centre]") {
   // Values: both methods are exact for B + E, ‖E‖ ≤ 2γ_{1920n}·√2‖B‖_F (tolerance.hpp) and
   // ≤ γ_{16n²}‖B‖_F (one-sided Jacobi's backward error, the constant as for the SVDs there);
