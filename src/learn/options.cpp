@@ -19,6 +19,8 @@ namespace {
 constexpr int64_t kMaxExtendedSlabs = int64_t{1} << 14;
 constexpr int64_t kMinExtendedSlabsPerUnknown = 2;
 
+int64_t extended_slab_cap(int d) { return std::max<int64_t>(kMaxExtendedSlabs, kMinExtendedSlabsPerUnknown * int64_t{d} * d); }
+
 }  // namespace
 
 ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, int k, double w_error) {
@@ -30,6 +32,10 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   ro.sculpt.certify.label_noise = o.label_noise;
   ro.sculpt.certify.float32_labels = o.float32_labels;
   if (round == 0 && o.crude_sculpt_samples > 0) ro.sculpt.max_samples = std::min(ro.sculpt.max_samples, o.crude_sculpt_samples);
+  // Round 0's body only has to yield a proxy for stage 3: its 3·d² slabs (sculpt's
+  // default) within the later rounds' cap (49152 → 32768 at d = 128; unchanged for d ≤ 73).
+  if (round == 0 && ro.sculpt.target_constraints == 0)
+    ro.sculpt.target_constraints = std::min<int64_t>(3 * int64_t{d} * d, extended_slab_cap(d));
   if (o.variant == LearnVariant::paper) {
     ro.sculpt.all_rows = false;
     ro.sculpt.certify.v_min = 0;
@@ -51,9 +57,7 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
     ro.sculpt.certify.v_min_rule = CertifyOptions::VMinRule::pairwise;
     ro.sculpt.selection = SculptOptions::Selection::best_rows;
     if (ro.sculpt.target_constraints == 0)
-      ro.sculpt.target_constraints =
-          std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d,
-                            std::max<int64_t>(kMaxExtendedSlabs, kMinExtendedSlabsPerUnknown * int64_t{d} * d));
+      ro.sculpt.target_constraints = std::min<int64_t>(o.extended_constraints_per_unknown * int64_t{d} * d, extended_slab_cap(d));
   }
   return ro;
 }

@@ -250,7 +250,7 @@ TEST_CASE("stage 6's ball grows to 2‖x0‖ from round 1 in the extended varian
   CHECK(net_radius(o, 1, far) == 20);  // the paper's R is its bound on the heads
 }
 
-TEST_CASE("the extended variant's slabs per round: 8·d², at most 2¹⁴, and at least 2 per unknown beyond d = 90", "[learn]") {
+TEST_CASE("the slabs per round: 8·d² (round 0: 3·d²), at most 2¹⁴, and at least 2 per unknown beyond d = 90", "[learn]") {
   const LearnOptions o;  // extended, 8 per unknown
   auto target = [&](int d) { return sculpt_round_options(o, 1, d, 2, 0.0).sculpt.target_constraints; };
   CHECK(target(16) == 8 * 16 * 16);
@@ -258,7 +258,11 @@ TEST_CASE("the extended variant's slabs per round: 8·d², at most 2¹⁴, and a
   CHECK(target(64) == 16384);    // 4 per unknown
   CHECK(target(90) == 16384);    // 2·d² = 16200 below the cap
   CHECK(target(128) == 32768);   // 2 per unknown: 2¹⁴ would make M square
-  CHECK(sculpt_round_options(o, 0, 128, 2, 0.0).sculpt.target_constraints == o.sculpt.sculpt.target_constraints);  // round 0: its own
+  auto round0 = [&](int d) { return sculpt_round_options(o, 0, d, 2, 0.0).sculpt.target_constraints; };
+  CHECK(round0(16) == 3 * 16 * 16);
+  CHECK(round0(64) == 12288);
+  CHECK(round0(80) == 16384);   // 3·d² = 19200 above the cap
+  CHECK(round0(128) == 32768);
 }
 
 // The rule above on a learner run (excluded from the sanitizer preset for its time: the
