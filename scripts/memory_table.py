@@ -24,6 +24,7 @@ TARGET_BYTES = 1e9  # issue target: peak resident set at (64,2,2)
 # polishing preconditioner whole): committed with docs/targets.md.
 EARLIER = "docs/targets/d64_k2_m2_scale6_seed1"
 MAX_SLABS = 2 ** 14  # learn/options.cpp, kMaxExtendedSlabs
+MIN_SLABS_PER_UNKNOWN = 2  # learn/options.cpp, kMinExtendedSlabsPerUnknown
 GB = 1e9
 
 
@@ -130,22 +131,37 @@ def learn_section(directory, run):
     return text, report
 
 
+def learner_slabs(n):
+    """The extended variant's slabs per round after round 0 (learn/options.cpp)."""
+    return min(8 * n, max(MAX_SLABS, MIN_SLABS_PER_UNKNOWN * n))
+
+
+def centre_flops(slabs, n):
+    """The streamed centre's leading flop count: the fold 2Nn², the bidiagonalisation (8/3)n³."""
+    return 2.0 * slabs * n * n + 8.0 / 3.0 * n ** 3
+
+
 def projection_section(rows):
     streamed = sorted((d, e["seconds"]) for (method, d), e in rows.items() if method == "streamed" and d >= 32)
     if len(streamed) < 2:
         return []
     alpha = slope(streamed)
     d_last, s_last = streamed[-1]
+    n_last = d_last * d_last
+    rate = centre_flops(min(8 * n_last, MAX_SLABS), n_last) / s_last  # the benchmark's N at d_last
     text = ["## d = 128 and d = 256, on paper", "",
             f"The streamed centre's time grows as d^{alpha:.1f} over d = {streamed[0][0]}..{d_last} (least squares "
-            "on the log–log points above; its flop count is about 2Nn² + (8/3)n³ with n = d², N ≤ 2¹⁴, i.e. "
-            "d⁶ once N is capped). The learner computes one centre per round; the (64,2,2) run above ran 6 rounds "
-            "(round 0, four refinement rounds, the final round).", ""]
+            "on the log–log points above). Its flop count is about 2Nn² + (8/3)n³ with n = d²; the measured "
+            f"centre at d = {d_last} runs it at {rate / 1e9:.1f} GFLOP/s on one thread, and the table below "
+            "projects each centre at that rate with the learner's slabs: 8·d², at most 2¹⁴ up to d = 90 and "
+            "2·d² beyond (src/learn/options.cpp). The learner computes one centre per round; the (64,2,2) run "
+            "above ran 6 rounds (round 0, four refinement rounds, the final round). The learner shares the "
+            "fold, 2Nn² of the count, over its threads (since 0df2b97); the projection is for one thread.", ""]
     body, projected = [], {}
     for d in (64, 128, 256):
         n = d * d
-        slabs = min(8 * n, MAX_SLABS)
-        seconds = s_last * (d / d_last) ** alpha
+        slabs = learner_slabs(n)
+        seconds = s_last if d == d_last else centre_flops(slabs, n) / rate
         slab_bytes = 8.0 * slabs * n
         centre_bytes = 8.0 * ((n + 1) ** 2 + max(1024, n / 2) * (n + 1))  # ConvexBody::streamed_centre_bytes
         polish_bytes = 8.0 * 2 * 2 * n * n  # m = 2 head blocks of JᵀJ and their Cholesky factors
@@ -158,11 +174,11 @@ def projection_section(rows):
     s128, m128 = projected[128]
     s256, m256 = projected[256]
     text += ["", f"So (128,2,2) end to end does not fit in an hour on this machine: its six centres alone are "
-             f"projected at {6 * s128 / 3600:.1f} h ({secs(s128)} s each). Its peak memory, the larger of the slabs with the "
-             f"centre and polishing's blocks (the slabs are dropped before polishing), would be {m128 / GB:.1f} GB: "
-             f"within this machine's 24 GB. At d = 256 the same is {m256 / GB:.0f} GB and {6 * s256 / 3600:.0f} h: "
-             "polishing's block preconditioner and the dense centre both have to change before d = 256 can run. "
-             "The memory columns are the formulas (slabs N·n doubles; the streamed centre "
+             f"projected at {6 * s128 / 3600:.1f} h ({secs(s128)} s each on one thread). Its peak memory, the larger "
+             "of the slabs with the centre and polishing's blocks (the slabs are dropped before polishing), would be "
+             f"{m128 / GB:.1f} GB: within this machine's 24 GB. At d = 256 the same is {m256 / GB:.0f} GB and "
+             f"{6 * s256 / 3600:.0f} h: polishing's block preconditioner and the centre both have to change before "
+             "d = 256 can run. The memory columns are the formulas (slabs N·n doubles; the streamed centre "
              "(n+1)² + max(1024, n/2)·(n+1) doubles; polishing's preconditioner m blocks of n² doubles and their "
              "factors), not measurements. GB here is 10⁹ bytes."]
     return text
