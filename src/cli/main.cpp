@@ -6,6 +6,7 @@
 #include "cli/processes.hpp"
 #include "cli/stop_signals.hpp"
 #include "data/oracle.hpp"
+#include "geometry/convex_body.hpp"
 #include "util/progress.hpp"
 #include "version.hpp"
 
@@ -136,6 +137,11 @@ int main(int argc, char** argv) {
   } catch (const mha::DatasetError& e) {
     // A dataset file read in blocks held a bad value, or could not be read, in a block a stage drew.
     return fail(command, kExitBadInput, e.what());
+  } catch (const mha::CentreTooLarge& e) {
+    // Every rank computes the centre itself, from the same slabs: all of them stop here.
+    fail(command, kExitFailedRun, e.what());
+    abort_processes(kExitFailedRun);
+    return kExitFailedRun;
   } catch (const std::bad_alloc&) {
     // Possibly on this rank alone: the others would wait for it in stage 6 forever.
     fail(command, kExitFailedRun, "out of memory");

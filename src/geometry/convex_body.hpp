@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 namespace mha {
@@ -45,6 +46,13 @@ struct Slab {
   std::vector<double> a;
   double b = 0;
   double eta = 0;
+};
+
+// least_squares_centre's dense method would need more memory than the machine has:
+// a failed run (exit 1) with this one line, not an allocation that thrashes.
+class CentreTooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class ConvexBody {
@@ -126,7 +134,12 @@ class ConvexBody {
     double free_basis_residual = 0;
   };
   // `threads` share the streamed method's fold, with the same bytes on any number.
-  Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic, int threads = 1) const;
+  // The dense method is refused with CentreTooLarge when dense_centre_bytes exceeds
+  // memory_bytes (where the streamed method's conditions fail at large n: 30 GB at
+  // d = 128 with 2·d² slabs would only thrash and end in the kernel's OOM kill).
+  Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic, int threads = 1,
+                              double memory_bytes = physical_memory_bytes()) const;
+  static double physical_memory_bytes();  // this machine's RAM (sysconf), +inf when unknown
 
   // max / min ⟨u, θ⟩ over P. `value` = fl(⟨u, x⟩) for the returned x ∈ box;
   // `error_bound` ≥ |value − true optimum over P|; `lower`/`upper` bracket the

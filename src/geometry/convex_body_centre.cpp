@@ -5,6 +5,7 @@
 #include "geometry/convex_body.hpp"
 
 #include "numeric/tolerance.hpp"
+#include "util/format.hpp"
 
 #include <Eigen/Dense>
 #include <Eigen/SVD>
@@ -14,6 +15,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include <unistd.h>
 
 namespace mha {
 
@@ -141,12 +144,28 @@ ConvexBody::CentreMethod ConvexBody::automatic_centre_method(long long slabs, lo
   return CentreMethod::streamed;
 }
 
-ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads) const {
+double ConvexBody::physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : kInf;
+}
+
+ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads, double memory_bytes) const {
   if (free < 0 || free > n_)
     throw std::invalid_argument("least_squares_centre: free must be in [0, n], got " + std::to_string(free));
-  if (method == CentreMethod::automatic) method = automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free);
-  if (method == CentreMethod::streamed)
+  const long long slabs = static_cast<long long>(slabs_.size());
+  if (method == CentreMethod::automatic) method = automatic_centre_method(slabs, n_, free);
+  const bool streamed = method == CentreMethod::streamed;
+  if (streamed)
     if (auto c = centre_detail::streamed_centre(slabs_, n_, radius_, free, threads)) return std::move(*c);
+  const double bytes = dense_centre_bytes(slabs, n_);
+  if (bytes > memory_bytes)
+    throw CentreTooLarge(format("the least-squares centre of %lld slabs in %d unknowns: %sthe dense method would need "
+                                "%.1f GB, more than this machine's %.1f GB of memory",
+                                slabs, n_,
+                                streamed ? "the streamed method's conditions fail (rank below n − free, more than "
+                                           "32 free directions, or no convergence), and "
+                                         : "",
+                                bytes / 1e9, memory_bytes / 1e9));
   return dense_centre(slabs_, n_, radius_, free);
 }
 

@@ -196,6 +196,16 @@ TEST_CASE("streamed centre falls back to the dense one where its conditions fail
   CHECK(streamed.rank == dense.rank);
   CHECK(dense.rank <= 10);
   CHECK(streamed.method == Method::dense);  // it says so, and check_span bounds it as dense
+  // Beyond the memory it is given, the dense method is refused with one line, never allocated.
+  try {
+    few.least_squares_centre(1, Method::streamed, 1, 1000.0);
+    FAIL("no CentreTooLarge");
+  } catch (const CentreTooLarge& e) {
+    CHECK_THAT(e.what(), Catch::Contains("the streamed method's conditions fail") && Catch::Contains("more than"));
+  }
+  CHECK_THROWS_AS(few.least_squares_centre(1, Method::dense, 1, 1000.0), CentreTooLarge);
+  CHECK(few.least_squares_centre(1, Method::dense, 1, ConvexBody::dense_centre_bytes(10, 25)).x0 == dense.x0);  // at the limit
+  CHECK(ConvexBody::physical_memory_bytes() > 1e8);
   // More free directions than kStreamedMaxFree: dense.
   const ConvexBody many = token_body(6, 108, 4);
   const int free = ConvexBody::kStreamedMaxFree + 1;
