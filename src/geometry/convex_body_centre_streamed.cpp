@@ -218,7 +218,7 @@ void orthogonalise(Eigen::VectorXd& v, const Eigen::MatrixXd& basis, Index count
 // BᵀB ⊕ BBᵀ in that order), so the iteration runs on v alone, shifted by s²,
 // without forming BᵀB; it is orthogonalised against the vectors already found (a
 // cluster of equal values). Accepted at once when the residual is at most
-// kInverseIterationResidual; otherwise, after every iteration, the vector of the
+// kInverseIterationResidual; otherwise, after all its iterations, the vector of the
 // smallest residual when that is at most kInverseIterationStallLimit (rounding's
 // floor lies above 2⁻⁴⁰ on square systems: docs/bench/memory.md), else nothing.
 std::optional<ScaledSingularVector> inverse_iteration(const Eigen::VectorXd& d, const Eigen::VectorXd& e,
