@@ -162,8 +162,9 @@ ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod metho
     throw CentreTooLarge(format("the least-squares centre of %lld slabs in %d unknowns: %sthe dense method would need "
                                 "%.1f GB, more than this machine's %.1f GB of memory",
                                 slabs, n_,
-                                streamed ? "the streamed method's conditions fail (rank below n − free, more than "
-                                           "32 free directions, or no convergence), and "
+                                streamed ? format("the streamed method's conditions fail (rank below n − free, more than "
+                                                  "%d free directions, or no convergence), and ",
+                                                  kStreamedMaxFree).c_str()
                                          : "",
                                 bytes / 1e9, memory_bytes / 1e9));
   return dense_centre(slabs_, n_, radius_, free);

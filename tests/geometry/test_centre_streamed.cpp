@@ -195,7 +195,16 @@ TEST_CASE("streamed centre falls back to the dense one where its conditions fail
   CHECK(streamed.singular_values == dense.singular_values);
   CHECK(streamed.rank == dense.rank);
   CHECK(dense.rank <= 10);
-  CHECK(streamed.method == Method::dense);  // it says so, and check_span bounds it as dense
+  CHECK(streamed.method == Method::dense);  // it says so, and check_span bounds it as dense:
+  // its ε_M is the dense method's, smaller than the streamed bound the same span would get.
+  auto epsilon_m = [&](const SpanResult& span) {
+    const std::string detail = check_span(few, span, 2, SpanOptions{}).detail;
+    return std::stod(detail.substr(detail.find("ε_M = ") + std::string("ε_M = ").size()));
+  };
+  const SpanResult fell_back = find_span(few, streamed, 2, SpanOptions{});
+  SpanResult claimed_streamed = fell_back;
+  claimed_streamed.centre_method = Method::streamed;
+  CHECK(epsilon_m(fell_back) < epsilon_m(claimed_streamed));
   // Beyond the memory it is given, the dense method is refused with one line, never allocated.
   try {
     few.least_squares_centre(1, Method::streamed, 1, 1000.0);
