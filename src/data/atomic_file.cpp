@@ -56,16 +56,56 @@ void unregister_temporary(int& slot) {
   slot = -1;
 }
 
-// mkstemp and the registration with the stop signals blocked in this thread,
-// so that no signal handled here finds the file created but not yet listed.
+// A writer between mkstemp and registering its file, and the signal handler's
+// sweep (remove_temporary_files), exclude each other. The stop signals are
+// blocked in the writing thread, but a signal sent to the process is then
+// delivered to another thread (OpenMP workers, the progress heartbeat), whose
+// handler would find the file created and not yet listed. So each side raises
+// its own flag and then reads the other's (sequentially consistent: at least
+// one of the two sees the other): the sweep waits while a file is being
+// created, and a writer that sees the process ending creates nothing.
+std::atomic<int> g_creating{0};
+std::atomic<bool> g_ending{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
+
+// Tests only (tests/cli/signals.py). MHALEARN_TEST_HOLD_WHILE_CREATING=S makes
+// every writer wait S seconds between mkstemp and listing its file, so that a
+// signal can be sent inside that window; MHALEARN_TEST_UNGUARDED_CREATE=1
+// drops the guard above, the deliberately wrong writer the test must reject.
+double test_seconds(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : 0.0;
+}
+void hold_while_creating_for_tests() {
+  static const double seconds = test_seconds("MHALEARN_TEST_HOLD_WHILE_CREATING");
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+bool create_unguarded_for_tests() {
+  static const bool unguarded = test_seconds("MHALEARN_TEST_UNGUARDED_CREATE") > 0;
+  return unguarded;
+}
+
+// mkstemp and the registration with the stop signals blocked in this thread
+// (its own handler cannot interrupt them) and g_creating raised (no other
+// thread's handler sweeps meanwhile).
 int create_registered_temporary(std::string& tmp, int& slot) {
   sigset_t stops, previous;
   sigemptyset(&stops);
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, s);
   pthread_sigmask(SIG_BLOCK, &stops, &previous);
+  const bool guarded = !create_unguarded_for_tests();
+  if (guarded) {
+    g_creating.fetch_add(1);
+    if (g_ending.load()) {  // a handler is removing the files and will end the process: wait for it
+      g_creating.fetch_sub(1);
+      for (;;) ::pause();
+    }
+  }
   const int fd = ::mkstemp(tmp.data());
   const int saved = errno;
+  hold_while_creating_for_tests();
   if (fd >= 0) slot = register_temporary(tmp);
+  if (guarded) g_creating.fetch_sub(1);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   errno = saved;
   return fd;
@@ -75,16 +115,16 @@ int create_registered_temporary(std::string& tmp, int& slot) {
 // every writer wait S seconds with its temporary file complete, before the
 // rename, so that a signal can be sent while an output is being written.
 void hold_before_rename_for_tests() {
-  static const double seconds = [] {
-    const char* v = std::getenv("MHALEARN_TEST_HOLD_BEFORE_RENAME");
-    return v ? std::atof(v) : 0.0;
-  }();
+  static const double seconds = test_seconds("MHALEARN_TEST_HOLD_BEFORE_RENAME");
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
 
 void remove_temporary_files() noexcept {
+  g_ending.store(true);
+  while (g_creating.load() != 0) {
+  }  // a writer in another thread is between mkstemp and listing its file: a few system calls
   for (TemporarySlot& slot : g_temporaries)
     if (slot.state.load(std::memory_order_acquire) == kReady) ::unlink(slot.path);
 }

@@ -44,6 +44,8 @@ class AtomicFileWriter {
 // removed, from any thread. Async-signal-safe (it only reads a fixed table and
 // calls unlink): for the CLI's SIGINT/SIGTERM handler, which then lets the
 // signal end the process. Previous outputs are untouched (nothing was renamed).
+// It waits for a writer in another thread that is creating its file, and from
+// then on no writer creates one: call it only on the way to ending the process.
 void remove_temporary_files() noexcept;
 
 // Bytes free for an unprivileged user on the file system that holds `path`

@@ -1,9 +1,19 @@
 #!/usr/bin/env python3
 """SIGINT and SIGTERM while a command writes its output (README, exit status
-"128 + n"): every writer is signalled with its temporary file complete but not
-yet renamed (MHALEARN_TEST_HOLD_BEFORE_RENAME holds each writer there), then
-the folder is listed: no temporary file is left, the previous output is byte for
-byte what it was, and the process ended by the signal.
+"128 + n"): no temporary file is left, the previous output is byte for byte
+what it was, and the process ended by the signal. Each writer is signalled at
+two moments, held there by a test hook:
+
+- MHALEARN_TEST_HOLD_BEFORE_RENAME: its temporary file complete, not yet renamed;
+- MHALEARN_TEST_HOLD_WHILE_CREATING (SIGTERM only): its file just made by mkstemp,
+  not yet listed for the handler. The writing thread blocks the signals there, so in a process
+  with other threads (OpenMP workers) the signal is handled by one of those,
+  which must wait for the file to be listed before sweeping.
+
+The test of the tester: with MHALEARN_TEST_UNGUARDED_CREATE=1 (the writer
+without that wait), every multi-threaded writer signalled while creating must
+leave its file behind; if none is multi-threaded, the second moment tests
+nothing, and that is a failure too.
 
   tests/cli/signals.py --tool build/release/mhalearn
 """
@@ -34,10 +44,88 @@ WRITERS = [
     ("learn", ["learn", "inst.json", "--report", "lr.json", "-o", "l.json"] + TINY, ["lr.json", "l.json"]),
 ]
 
+BEFORE_RENAME = {"MHALEARN_TEST_HOLD_BEFORE_RENAME": "30"}
+# Long enough that the signal lands inside the window on a loaded machine (the
+# test polls every 0.05 s); a writer holds there once per output it creates.
+WHILE_CREATING = {"MHALEARN_TEST_HOLD_WHILE_CREATING": "3"}
+
 
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def threads_of(pid):
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
+def signal_while_writing(tool, d, argv, previous, sig, hooks):
+    """Runs the writer with the hooks, signals it once a temporary file appears.
+    Returns (files seen, threads then, exit status, files left, previous outputs changed, stderr)."""
+    for path in previous:
+        with open(os.path.join(d, path), "w") as f:
+            f.write(f"previous {path}\n")
+    before = {path: digest(os.path.join(d, path)) for path in previous}
+    proc = subprocess.Popen([tool] + argv, cwd=d, env=dict(os.environ, **hooks), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not glob.glob(os.path.join(d, "*.tmp.*")) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    seen = glob.glob(os.path.join(d, "*.tmp.*"))
+    threads = threads_of(proc.pid)
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        err = "still running 60 s after the signal"
+    left = glob.glob(os.path.join(d, "*.tmp.*"))
+    for path in left:
+        os.unlink(path)
+    changed = [path for path in previous if digest(os.path.join(d, path)) != before[path]]
+    return seen, threads, proc.returncode, left, changed, err
+
+
+def check_writers(tool, d, hooks, moment, signals, failures):
+    """Every writer × the signals at one moment; the multi-threaded writers."""
+    multi_threaded = []
+    for name, argv, previous in WRITERS:
+        for sig in signals:
+            seen, threads, status, left, changed, err = signal_while_writing(tool, d, argv, previous, sig, hooks)
+            where = f"{name}, {sig.name}, {moment}"
+            print(f"{where}: temporary files while held {len(seen)}, threads {threads}, exit {status}, "
+                  f"left {len(left)}, previous outputs changed {len(changed)}")
+            if threads > 1 and sig == signal.SIGTERM:
+                multi_threaded.append((name, argv, previous))
+            if not seen:
+                failures.append(f"{where}: no temporary file appeared (exit {status}: {err.strip()[:200]})")
+            if status != -sig:
+                failures.append(f"{where}: exit {status}, expected the signal {-sig}")
+            if left:
+                failures.append(f"{where}: temporary files left: {left}")
+            if changed:
+                failures.append(f"{where}: previous outputs changed: {changed}")
+    return multi_threaded
+
+
+def check_the_tester(tool, d, multi_threaded, failures):
+    """The writer without the creation guard must leave its file in each multi-threaded case."""
+    if not multi_threaded:
+        failures.append("while creating: no writer had a second thread, so the guard was not tested")
+    hooks = dict(WHILE_CREATING, MHALEARN_TEST_UNGUARDED_CREATE="1")
+    for name, argv, previous in multi_threaded:
+        for attempt in range(3):  # a signal that came after the window (a stalled poll) is sent again
+            _, threads, status, left, _, _ = signal_while_writing(tool, d, argv, previous, signal.SIGTERM, hooks)
+            print(f"{name}, SIGTERM, while creating, unguarded (the tester), attempt {attempt + 1}: threads {threads}, "
+                  f"exit {status}, left {len(left)}")
+            if left:
+                break
+        if not left:
+            failures.append(f"{name}: the unguarded writer left no file, so the test cannot see the race")
 
 
 def main():
@@ -50,42 +138,12 @@ def main():
         generate(tool, d, "inst.json")
         subprocess.run([tool, "sample", "inst.json", "--n", "500", "--x", "in.npy", "--y", "in_y.npy"], cwd=d,
                        check=True, capture_output=True)
-        for i, (name, argv, previous) in enumerate(WRITERS):
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                for path in previous:
-                    with open(os.path.join(d, path), "w") as f:
-                        f.write(f"previous {path}\n")
-                before = {path: digest(os.path.join(d, path)) for path in previous}
-                env = dict(os.environ, MHALEARN_TEST_HOLD_BEFORE_RENAME="30")
-                proc = subprocess.Popen([tool] + argv, cwd=d, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True)
-                deadline = time.time() + 300
-                while not glob.glob(os.path.join(d, "*.tmp.*")) and proc.poll() is None and time.time() < deadline:
-                    time.sleep(0.05)
-                seen = glob.glob(os.path.join(d, "*.tmp.*"))
-                proc.send_signal(sig)
-                try:
-                    _, err = proc.communicate(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    failures.append(f"{name}, {sig.name}: still running 60 s after the signal")
-                    continue
-                left = glob.glob(os.path.join(d, "*.tmp.*"))
-                changed = [path for path in previous if digest(os.path.join(d, path)) != before[path]]
-                where = f"{name}, {sig.name}"
-                print(f"{where}: temporary files while held {len(seen)}, exit {proc.returncode}, left {len(left)}, "
-                      f"previous outputs changed {len(changed)}")
-                if not seen:
-                    failures.append(f"{where}: no temporary file appeared (exit {proc.returncode}: {err.strip()[:200]})")
-                if proc.returncode != -sig:
-                    failures.append(f"{where}: exit {proc.returncode}, expected the signal {-sig}")
-                if left:
-                    failures.append(f"{where}: temporary files left: {left}")
-                    for path in left:
-                        os.unlink(path)
-                if changed:
-                    failures.append(f"{where}: previous outputs changed: {changed}")
-    return report(failures, f"signals: {len(WRITERS)} writers × 2 signals, {len(failures)} failures")
+        check_writers(tool, d, BEFORE_RENAME, "before rename", (signal.SIGTERM, signal.SIGINT), failures)
+        # Both signals reach the same handler once a writer creates its file; one is enough here.
+        multi_threaded = check_writers(tool, d, WHILE_CREATING, "while creating", (signal.SIGTERM,), failures)
+        check_the_tester(tool, d, multi_threaded, failures)
+    return report(failures, f"signals: {len(WRITERS)} writers, 2 signals before rename and 1 while creating, "
+                          f"{len(failures)} failures")
 
 
 if __name__ == "__main__":
