@@ -63,10 +63,17 @@ void unregister_temporary(int& slot) {
 // handler would find the file created and not yet listed. So each side raises
 // its own flag and then reads the other's (sequentially consistent: at least
 // one of the two sees the other): the sweep waits while a file is being
-// created, and a writer that sees the process ending creates nothing.
+// created, and a writer that sees the process ending creates, writes and
+// renames nothing more (a rename after the signal would replace the previous
+// output the signal was meant to keep).
 std::atomic<int> g_creating{0};
 std::atomic<bool> g_ending{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
+
+// The handler that set g_ending ends the process once it has swept.
+[[noreturn]] void wait_for_the_end() {
+  for (;;) ::pause();
+}
 
 // Tests only (tests/cli/signals.py). MHALEARN_TEST_HOLD_WHILE_CREATING=S makes
 // every writer wait S seconds between mkstemp and listing its file, so that a
@@ -96,16 +103,19 @@ int create_registered_temporary(std::string& tmp, int& slot) {
   const bool guarded = !create_unguarded_for_tests();
   if (guarded) {
     g_creating.fetch_add(1);
-    if (g_ending.load()) {  // a handler is removing the files and will end the process: wait for it
+    if (g_ending.load()) {
       g_creating.fetch_sub(1);
-      for (;;) ::pause();
+      wait_for_the_end();
     }
   }
   const int fd = ::mkstemp(tmp.data());
   const int saved = errno;
   hold_while_creating_for_tests();
   if (fd >= 0) slot = register_temporary(tmp);
-  if (guarded) g_creating.fetch_sub(1);
+  if (guarded) {
+    g_creating.fetch_sub(1);
+    if (g_ending.load()) wait_for_the_end();  // the sweep waited for this file; it will remove it
+  }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   errno = saved;
   return fd;
@@ -185,6 +195,7 @@ std::string AtomicFileWriter::publish() {
   if (auto e = finish(); !e.empty()) return e;
   if (published_) return "";
   hold_before_rename_for_tests();
+  if (g_ending.load()) wait_for_the_end();  // a signal's sweep is under way: keep the previous output
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
     return fail("cannot rename into " + path_ + ": " + std::strerror(errno));
   published_ = true;
