@@ -21,7 +21,7 @@ bool SafePoints::operator()(const LearnState& state) {
   if (++reached == stop_at) StopSignals::request();
   if (!dir.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    write_error = write_checkpoint(dir, serialise_checkpoint(state, match, provenance));
+    write_error = write_checkpoint(dir, state, match, provenance);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!write_error.empty()) return false;
   }

@@ -75,21 +75,57 @@ bool is_array_name(const std::string& name) {
 
 // ---- Writing -----------------------------------------------------------------
 
+// The slabs' a_r as one (count, n) float64 array, kept as a view of the state's
+// slabs (4–5 GB at d = 128): its .npy bytes are `header`, then each slab's a_r.
+// write_checkpoint streams them to the file; serialise_checkpoint puts them
+// together in memory. Either way the bytes, and so the name, are the same.
+struct SlabRows {
+  std::string header;
+  const std::vector<Slab>* slabs = nullptr;
+
+  template <class Piece>
+  void for_each_piece(Piece&& piece) const {
+    piece(std::string_view(header));
+    for (const Slab& slab : *slabs)
+      piece(std::string_view(reinterpret_cast<const char*>(slab.a.data()), slab.a.size() * sizeof(double)));
+  }
+  uint64_t size() const {
+    uint64_t bytes = 0;
+    for_each_piece([&bytes](std::string_view p) { bytes += p.size(); });
+    return bytes;
+  }
+  std::string bytes() const {
+    std::string out;
+    out.reserve(size());
+    for_each_piece([&out](std::string_view p) { out.append(p); });
+    return out;
+  }
+};
+
+// A checkpoint about to be written: the manifest, the arrays as .npy bytes and
+// the slab arrays as views of the state (valid while it is unchanged).
+struct CheckpointParts {
+  std::string manifest;
+  std::map<std::string, std::string> arrays;
+  std::map<std::string, SlabRows> slab_rows;
+};
+
 // Collects the arrays as content-named .npy files and returns their names.
 class StateWriter {
  public:
-  explicit StateWriter(std::map<std::string, std::string>& arrays) : arrays_(arrays) {}
+  explicit StateWriter(CheckpointParts& parts) : parts_(parts) {}
 
   std::string put(const std::vector<int64_t>& shape, const std::vector<double>& values) {
     return named(npy_bytes_float64(shape, values.data()));
   }
-  // The slabs' a_r as one (count, n) array, written straight into its .npy bytes:
-  // the same bytes as put() of their concatenation without that copy (4–5 GB at d = 128).
+  // The same bytes as put() of the slabs' concatenated a_r, without that copy.
   std::string slab_rows(const std::vector<Slab>& slabs, int64_t n) {
-    std::string bytes = npy_header_bytes({static_cast<int64_t>(slabs.size()), n}, NpyDtype::float64);
-    bytes.reserve(bytes.size() + slabs.size() * static_cast<size_t>(n) * sizeof(double));
-    for (const Slab& slab : slabs) bytes.append(reinterpret_cast<const char*>(slab.a.data()), slab.a.size() * sizeof(double));
-    return named(std::move(bytes));
+    SlabRows rows{npy_header_bytes({static_cast<int64_t>(slabs.size()), n}, NpyDtype::float64), &slabs};
+    Crc64 crc;
+    rows.for_each_piece([&crc](std::string_view p) { crc.process_bytes(p.data(), p.size()); });
+    std::string name = array_name(crc.checksum());
+    parts_.slab_rows.emplace(name, std::move(rows));
+    return name;
   }
   template <class Derived>
   std::string matrix(const Eigen::MatrixBase<Derived>& m) {
@@ -136,13 +172,14 @@ class StateWriter {
                         {"free_basis_residual", hex(c.free_basis_residual)}}}};
   }
 
+  static std::string array_name(uint64_t crc) { return "array-" + hex16(crc) + ".npy"; }
   std::string named(std::string bytes) {
-    std::string name = "array-" + hex16(crc64(bytes)) + ".npy";
-    arrays_.emplace(name, std::move(bytes));
+    std::string name = array_name(crc64(bytes));
+    parts_.arrays.emplace(name, std::move(bytes));
     return name;
   }
 
-  std::map<std::string, std::string>& arrays_;
+  CheckpointParts& parts_;
 };
 
 json hex_list(const std::vector<double>& v) {
@@ -580,10 +617,12 @@ std::string check_learn_state(const LearnState& s) {
   return "";
 }
 
-CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, const json& provenance) {
+namespace {
+
+CheckpointParts serialise_parts(const LearnState& s, const json& match, const json& provenance) {
   if (auto e = check_learn_state(s); !e.empty()) throw std::invalid_argument("cannot checkpoint this state: " + e);
-  CheckpointFiles files;
-  StateWriter out(files.arrays);
+  CheckpointParts parts;
+  StateWriter out(parts);
   json state = {{"d", s.d}, {"k", s.k}, {"m", s.m}, {"next", step_name(s.next)}, {"round", s.round},
                 {"offset", s.offset}, {"validation_digest", hex16(s.validation_digest)}, {"seconds", hex(s.seconds)},
                 {"w_sum", out.matrix(s.w_sum)}, {"w_error_assumed", hex(s.w_error_assumed)},
@@ -599,7 +638,16 @@ CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, con
   const json doc = {{"format", kCheckpointFormat}, {"schema_version", kCheckpointSchemaVersion},
                     {"safe_point", safe_point_name(s)}, {"provenance", provenance}, {"match", match},
                     {"state", std::move(state)}};
-  files.manifest = doc.dump(1) + "\n";
+  parts.manifest = doc.dump(1) + "\n";
+  return parts;
+}
+
+}  // namespace
+
+CheckpointFiles serialise_checkpoint(const LearnState& s, const json& match, const json& provenance) {
+  CheckpointParts parts = serialise_parts(s, match, provenance);
+  CheckpointFiles files{std::move(parts.manifest), std::move(parts.arrays)};
+  for (const auto& [name, rows] : parts.slab_rows) files.arrays.emplace(name, rows.bytes());
   return files;
 }
 
@@ -641,32 +689,72 @@ std::string sync_directory(const std::string& dir) {
   return ok ? "" : "cannot flush the checkpoint directory " + dir;
 }
 
-}  // namespace
+// Content-named: a file of that name and size is this array (CRC-64), kept from an earlier checkpoint.
+bool already_written(const fs::path& path, uint64_t size) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && fs::file_size(path, ec) == size;
+}
 
-std::string write_checkpoint(const std::string& dir, const CheckpointFiles& files) {
+// A slab array straight from the slabs, in writes of at least kSlabRowsWriteBytes.
+constexpr size_t kSlabRowsWriteBytes = size_t{1} << 16;
+std::string write_slab_rows(const std::string& path, const SlabRows& rows) {
+  AtomicFileWriter out(path);
+  std::string buffer;
+  std::string error;
+  rows.for_each_piece([&](std::string_view p) {
+    buffer.append(p);
+    if (buffer.size() >= kSlabRowsWriteBytes && error.empty()) {
+      error = out.write(buffer);
+      buffer.clear();
+    }
+  });
+  if (error.empty()) error = out.write(buffer);
+  return error.empty() ? out.publish() : error;
+}
+
+// The arrays first, then the manifest, then what the manifest no longer names.
+std::string write_parts(const std::string& dir, const std::string& manifest,
+                        const std::map<std::string, std::string>& arrays,
+                        const std::map<std::string, SlabRows>& slab_rows) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return "cannot create the checkpoint directory " + dir + ": " + ec.message();
-  for (const auto& [name, bytes] : files.arrays) {
+  for (const auto& [name, bytes] : arrays) {
     const fs::path path = fs::path(dir) / name;
-    // Content-named: a file of that name and size is this array (CRC-64), kept from an earlier checkpoint.
-    if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == bytes.size()) continue;
+    if (already_written(path, bytes.size())) continue;
     if (auto e = write_file_atomically(path.string(), bytes); !e.empty()) return e;
   }
+  for (const auto& [name, rows] : slab_rows) {
+    const fs::path path = fs::path(dir) / name;
+    if (already_written(path, rows.size())) continue;
+    if (auto e = write_slab_rows(path.string(), rows); !e.empty()) return e;
+  }
   if (auto e = sync_directory(dir); !e.empty()) return e;
-  if (auto e = write_file_atomically((fs::path(dir) / kCheckpointManifest).string(), files.manifest); !e.empty()) return e;
+  if (auto e = write_file_atomically((fs::path(dir) / kCheckpointManifest).string(), manifest); !e.empty()) return e;
   if (auto e = sync_directory(dir); !e.empty()) return e;
   // Only now may the previous checkpoint's arrays go, and any temporary file a crash left.
   std::vector<fs::path> stale;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const bool stale_array = is_array_name(name) && files.arrays.count(name) == 0;
+    const bool stale_array = is_array_name(name) && arrays.count(name) == 0 && slab_rows.count(name) == 0;
     const bool stale_temporary = name.find(".tmp.") != std::string::npos &&
                                  (name.rfind("array-", 0) == 0 || name.rfind(kCheckpointManifest, 0) == 0);
     if (stale_array || stale_temporary) stale.push_back(entry.path());
   }
   for (const fs::path& path : stale) fs::remove(path, ec);
   return "";
+}
+
+}  // namespace
+
+std::string write_checkpoint(const std::string& dir, const CheckpointFiles& files) {
+  return write_parts(dir, files.manifest, files.arrays, {});
+}
+
+std::string write_checkpoint(const std::string& dir, const LearnState& state, const json& match,
+                             const json& provenance) {
+  const CheckpointParts parts = serialise_parts(state, match, provenance);
+  return write_parts(dir, parts.manifest, parts.arrays, parts.slab_rows);
 }
 
 bool has_checkpoint(const std::string& dir) {

@@ -80,8 +80,12 @@ CheckpointRead parse_checkpoint(std::string_view manifest, const CheckpointArray
 std::string check_learn_state(const LearnState& state);
 
 // Directory I/O. write_checkpoint creates `dir` when missing; both return "" /
-// an error naming the path.
+// an error naming the path. Written from the state, the files are those
+// serialise_checkpoint makes, the slabs' array streamed from the slabs instead
+// of put together in memory first (at d = 128 it is 4–5 GB).
 std::string write_checkpoint(const std::string& dir, const CheckpointFiles& files);
+std::string write_checkpoint(const std::string& dir, const LearnState& state, const nlohmann::json& match,
+                             const nlohmann::json& provenance);
 CheckpointRead read_checkpoint(const std::string& dir);
 bool has_checkpoint(const std::string& dir);
 

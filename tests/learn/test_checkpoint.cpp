@@ -465,6 +465,38 @@ static void checkpoint_directory() {
   fs::remove_all(dir.parent_path());
 }
 
+// The directory's files, name → bytes, the manifest among them.
+static std::map<std::string, std::string> directory_files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const std::string& name : listing(dir)) {
+    std::string bytes, error;
+    REQUIRE(read_whole_file((dir / name).string(), bytes, error));
+    files.emplace(name, std::move(bytes));
+  }
+  return files;
+}
+
+// Written from the state, the slabs' array is streamed from the slabs: the files
+// are byte for byte those serialise_checkpoint makes in memory.
+static void checkpoint_streamed_slabs() {
+  const LearnState& s = state_before(LearnStep::span, 0);  // a round holding its slabs
+  const CheckpointFiles in_memory = serialise_checkpoint(s, kMatch, kProvenance);
+  std::map<std::string, std::string> expected = in_memory.arrays;
+  expected.emplace(kCheckpointManifest, in_memory.manifest);
+  const std::string slab_a = json::parse(in_memory.manifest)["state"]["current"]["sculpt"]["slab_a"];
+  // Written in several pieces (the writer's are 64 KiB: kSlabRowsWriteBytes).
+  INFO("slab_a: " << in_memory.arrays.at(slab_a).size() << " bytes");
+  CHECK(in_memory.arrays.at(slab_a).size() > (size_t{1} << 17));
+  const fs::path dir = fresh_directory() / "ck";
+  REQUIRE(write_checkpoint(dir.string(), s, kMatch, kProvenance) == "");
+  std::map<std::string, std::string> written = directory_files(dir);
+  CHECK(written == expected);
+  // The tester: the comparison sees one flipped byte in the slabs' array.
+  written.at(slab_a)[written.at(slab_a).size() / 2] ^= 1;
+  CHECK(written != expected);
+  fs::remove_all(dir.parent_path());
+}
+
 // A state that is not at a safe point is not written.
 static void checkpoint_not_at_safe_point() {
   LearnState s = state_before(LearnStep::net, 0);
@@ -488,6 +520,9 @@ TEST_CASE("checkpoints of a learner run round-trip at every safe point and are r
   SECTION("a resumed run refuses another run's state") { checkpoint_resume_refusals(); }
   SECTION("the checkpoint reader refuses malformed manifests and arrays with one line") { checkpoint_malformed(); }
   SECTION("checkpoints in a directory replace each other atomically and leave no stale files") { checkpoint_directory(); }
+  SECTION("written from the state, the slabs' array is streamed to the bytes serialise_checkpoint makes") {
+    checkpoint_streamed_slabs();
+  }
   SECTION("a state that is not at a safe point is not written") { checkpoint_not_at_safe_point(); }
 }
 
