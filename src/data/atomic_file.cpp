@@ -75,21 +75,38 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets i
   for (;;) ::pause();
 }
 
-// Tests only (tests/cli/signals.py). MHALEARN_TEST_HOLD_WHILE_CREATING=S makes
-// every writer wait S seconds between mkstemp and listing its file, so that a
-// signal can be sent inside that window; MHALEARN_TEST_UNGUARDED_CREATE=1
-// drops the guard above, the deliberately wrong writer the test must reject.
+// Hooks for tests/cli/signals.py, read once before main (the signal handler may
+// not call getenv). MHALEARN_TEST_HOLD_WHILE_CREATING=S: every writer waits S s
+// between mkstemp and listing its file; MHALEARN_TEST_HOLD_BEFORE_RENAME=S: with
+// its file complete, before the rename; MHALEARN_TEST_HOLD_SWEEP=S: the sweep
+// waits S s before removing the files — so that a signal can land in each
+// window. MHALEARN_TEST_DROP_GUARD=creation (the sweep does not wait for a file
+// being created) or =publication (a writer goes on after a sweep began): the
+// deliberately wrong writers the test must reject.
 double test_seconds(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::atof(v) : 0.0;
 }
-void hold_while_creating_for_tests() {
-  static const double seconds = test_seconds("MHALEARN_TEST_HOLD_WHILE_CREATING");
+bool test_drops(const char* guard) {
+  const char* v = std::getenv("MHALEARN_TEST_DROP_GUARD");
+  return v && std::strcmp(v, guard) == 0;
+}
+struct TestHooks {
+  double hold_while_creating = test_seconds("MHALEARN_TEST_HOLD_WHILE_CREATING");
+  double hold_before_rename = test_seconds("MHALEARN_TEST_HOLD_BEFORE_RENAME");
+  unsigned hold_sweep = static_cast<unsigned>(test_seconds("MHALEARN_TEST_HOLD_SWEEP"));
+  bool creation_unguarded = test_drops("creation");
+  bool publication_unguarded = test_drops("publication");
+};
+const TestHooks g_test_hooks;
+
+void hold_for_tests(double seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
-bool create_unguarded_for_tests() {
-  static const bool unguarded = test_seconds("MHALEARN_TEST_UNGUARDED_CREATE") > 0;
-  return unguarded;
+
+// Where a writer stops for good once a sweep has begun.
+void stop_if_ending() {
+  if (!g_test_hooks.publication_unguarded && g_ending.load()) wait_for_the_end();
 }
 
 // mkstemp and the registration with the stop signals blocked in this thread
@@ -100,41 +117,30 @@ int create_registered_temporary(std::string& tmp, int& slot) {
   sigemptyset(&stops);
   for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, s);
   pthread_sigmask(SIG_BLOCK, &stops, &previous);
-  const bool guarded = !create_unguarded_for_tests();
-  if (guarded) {
-    g_creating.fetch_add(1);
-    if (g_ending.load()) {
-      g_creating.fetch_sub(1);
-      wait_for_the_end();
-    }
+  g_creating.fetch_add(1);
+  if (g_ending.load() && !g_test_hooks.publication_unguarded) {
+    g_creating.fetch_sub(1);
+    wait_for_the_end();
   }
   const int fd = ::mkstemp(tmp.data());
   const int saved = errno;
-  hold_while_creating_for_tests();
+  hold_for_tests(g_test_hooks.hold_while_creating);
   if (fd >= 0) slot = register_temporary(tmp);
-  if (guarded) {
-    g_creating.fetch_sub(1);
-    if (g_ending.load()) wait_for_the_end();  // the sweep waited for this file; it will remove it
-  }
+  g_creating.fetch_sub(1);
+  stop_if_ending();  // the sweep waited for this file and will remove it
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   errno = saved;
   return fd;
-}
-
-// Tests only (tests/cli/signals.py): MHALEARN_TEST_HOLD_BEFORE_RENAME=S makes
-// every writer wait S seconds with its temporary file complete, before the
-// rename, so that a signal can be sent while an output is being written.
-void hold_before_rename_for_tests() {
-  static const double seconds = test_seconds("MHALEARN_TEST_HOLD_BEFORE_RENAME");
-  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
 
 void remove_temporary_files() noexcept {
   g_ending.store(true);
-  while (g_creating.load() != 0) {
-  }  // a writer in another thread is between mkstemp and listing its file: a few system calls
+  // A writer in another thread between mkstemp and listing its file: a few system calls.
+  while (!g_test_hooks.creation_unguarded && g_creating.load() != 0) {
+  }
+  if (g_test_hooks.hold_sweep > 0) ::sleep(g_test_hooks.hold_sweep);  // async-signal-safe
   for (TemporarySlot& slot : g_temporaries)
     if (slot.state.load(std::memory_order_acquire) == kReady) ::unlink(slot.path);
 }
@@ -194,8 +200,8 @@ std::string AtomicFileWriter::finish() {
 std::string AtomicFileWriter::publish() {
   if (auto e = finish(); !e.empty()) return e;
   if (published_) return "";
-  hold_before_rename_for_tests();
-  if (g_ending.load()) wait_for_the_end();  // a signal's sweep is under way: keep the previous output
+  hold_for_tests(g_test_hooks.hold_before_rename);
+  stop_if_ending();  // a signal's sweep is under way: keep the previous output
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
     return fail("cannot rename into " + path_ + ": " + std::strerror(errno));
   published_ = true;

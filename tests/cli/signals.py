@@ -6,14 +6,17 @@ two moments, held there by a test hook:
 
 - MHALEARN_TEST_HOLD_BEFORE_RENAME: its temporary file complete, not yet renamed;
 - MHALEARN_TEST_HOLD_WHILE_CREATING (SIGTERM only): its file just made by mkstemp,
-  not yet listed for the handler. The writing thread blocks the signals there, so in a process
-  with other threads (OpenMP workers) the signal is handled by one of those,
-  which must wait for the file to be listed before sweeping.
+  not yet listed for the handler. The writing thread blocks the signals there, so in a
+  process with other threads (OpenMP and BLAS workers) the signal is handled by one of
+  those, which must wait for the file to be listed before sweeping, while the writer
+  must stop once listed rather than go on to rename: MHALEARN_TEST_HOLD_SWEEP holds
+  the sweep, as a preempted handler thread would be held.
 
-The test of the tester: with MHALEARN_TEST_UNGUARDED_CREATE=1 (the writer
-without that wait), every multi-threaded writer signalled while creating must
-leave its file behind; if none is multi-threaded, the second moment tests
-nothing, and that is a failure too.
+The tests of the tester, MHALEARN_TEST_DROP_GUARD: without the sweep's wait
+("creation") every multi-threaded writer signalled while creating leaves its
+file behind; with a writer that goes on during the sweep ("publication") two
+of them replace their previous output. If no writer is multi-threaded, the
+second moment tests nothing, and that is a failure too.
 
   tests/cli/signals.py --tool build/release/mhalearn
 """
@@ -47,7 +50,7 @@ WRITERS = [
 BEFORE_RENAME = {"MHALEARN_TEST_HOLD_BEFORE_RENAME": "30"}
 # Long enough that the signal lands inside the window on a loaded machine (the
 # test polls every 0.05 s); a writer holds there once per output it creates.
-WHILE_CREATING = {"MHALEARN_TEST_HOLD_WHILE_CREATING": "3"}
+WHILE_CREATING = {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2", "MHALEARN_TEST_HOLD_SWEEP": "1"}
 
 
 def digest(path):
@@ -112,20 +115,29 @@ def check_writers(tool, d, hooks, moment, signals, failures):
     return multi_threaded
 
 
-def check_the_tester(tool, d, multi_threaded, failures):
-    """The writer without the creation guard must leave its file in each multi-threaded case."""
+def check_the_testers(tool, d, multi_threaded, failures):
+    """Without the sweep's wait each multi-threaded writer leaves its file; without the
+    writer's stop, generate and sample (one output and two) replace their previous output."""
     if not multi_threaded:
-        failures.append("while creating: no writer had a second thread, so the guard was not tested")
-    hooks = dict(WHILE_CREATING, MHALEARN_TEST_UNGUARDED_CREATE="1")
-    for name, argv, previous in multi_threaded:
-        for attempt in range(3):  # a signal that came after the window (a stalled poll) is sent again
-            _, threads, status, left, _, _ = signal_while_writing(tool, d, argv, previous, signal.SIGTERM, hooks)
-            print(f"{name}, SIGTERM, while creating, unguarded (the tester), attempt {attempt + 1}: threads {threads}, "
-                  f"exit {status}, left {len(left)}")
-            if left:
-                break
-        if not left:
-            failures.append(f"{name}: the unguarded writer left no file, so the test cannot see the race")
+        failures.append("while creating: no writer had a second thread, so the guards were not tested")
+    # (guard dropped, hooks, the writers, what the test must then see)
+    testers = [("creation", {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2"}, multi_threaded, "a file left"),
+               ("publication", {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2", "MHALEARN_TEST_HOLD_SWEEP": "5"},
+                [w for w in multi_threaded if w[0] in ("generate", "sample")], "a previous output replaced")]
+    for guard, hooks, writers, must_see in testers:
+        if guard == "publication" and len(writers) < 2:
+            failures.append("generate and sample were not both multi-threaded: the publication guard was not tested")
+        for name, argv, previous in writers:
+            for attempt in range(3):  # a signal that came after the window (a stalled poll) is sent again
+                _, threads, status, left, changed, _ = signal_while_writing(
+                    tool, d, argv, previous, signal.SIGTERM, dict(hooks, MHALEARN_TEST_DROP_GUARD=guard))
+                print(f"{name}, SIGTERM, while creating, without the {guard} guard (a tester), attempt {attempt + 1}: "
+                      f"threads {threads}, exit {status}, left {len(left)}, previous outputs changed {len(changed)}")
+                seen = left if guard == "creation" else changed
+                if seen:
+                    break
+            if not seen:
+                failures.append(f"{name}: without the {guard} guard the test saw no {must_see}, so it cannot see that race")
 
 
 def main():
@@ -141,7 +153,7 @@ def main():
         check_writers(tool, d, BEFORE_RENAME, "before rename", (signal.SIGTERM, signal.SIGINT), failures)
         # Both signals reach the same handler once a writer creates its file; one is enough here.
         multi_threaded = check_writers(tool, d, WHILE_CREATING, "while creating", (signal.SIGTERM,), failures)
-        check_the_tester(tool, d, multi_threaded, failures)
+        check_the_testers(tool, d, multi_threaded, failures)
     return report(failures, f"signals: {len(WRITERS)} writers, 2 signals before rename and 1 while creating, "
                           f"{len(failures)} failures")
 
