@@ -1,0 +1,1 @@
+/usr/bin/time -f "%e %U %S %M" -o /tmp/ckmem/time build/dev/mhalearn learn docs/targets/d64_k2_m2_scale6_seed1.instance.json --seed 1 --threads 1 --no-reference --checkpoint /tmp/ckmem/checkpoint --report /tmp/ckmem/report.json
