@@ -72,8 +72,11 @@ def signal_while_writing(tool, d, argv, previous, sig, hooks):
         with open(os.path.join(d, path), "w") as f:
             f.write(f"previous {path}\n")
     before = {path: digest(os.path.join(d, path)) for path in previous}
+    # SIGINT back to its default in the child: a shell without job control starts background
+    # commands with SIGINT ignored, and the CLI leaves ignored signals ignored ("nohup stays nohup").
     proc = subprocess.Popen([tool] + argv, cwd=d, env=dict(os.environ, **hooks), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 300
     while not glob.glob(os.path.join(d, "*.tmp.*")) and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
