@@ -31,6 +31,26 @@ constexpr Eigen::Index kFoldChunkColumns = 512;
 void fold_rows(Eigen::Ref<Eigen::MatrixXd> r, Eigen::Ref<Eigen::MatrixXd> block, int threads = 1,
                Eigen::Index chunk_columns = kFoldChunkColumns);
 
+// Eigen 3.4's blocked upper bidiagonalisation (internal::upperbidiagonalization_
+// inplace_blocked: a = U B Vᵀ, B into `bidiagonal`, the reflectors into `a`) and
+// blocked Householder QR (HouseholderQR's, blocks of 48: R and the reflectors into
+// `a`, their coefficients into `coefficients`), with the products that cost O(n²)
+// per step — the bidiagonalisation's two matrix–vector products per column and
+// its trailing updates, the QR's trailing updates — in chunks of output rows or
+// columns (chunk rounded down to a multiple of 4), `threads` at a time
+// (threaded_factorisations.cpp). The bytes are Eigen's for every chunk size and
+// thread count, for the same reason as fold_rows': Eigen's matrix–vector kernels
+// take output rows in packets of 4 from the start and treat only the last few
+// apart, its matrix products group columns by 4 from a block's start and block
+// the inner dimension by its length alone. Test: "the threaded bidiagonalisation
+// and QR give Eigen's bytes".
+constexpr Eigen::Index kFactorisationChunk = 512;
+using UpperBidiagonal = Eigen::internal::BandMatrix<double, Eigen::Dynamic, Eigen::Dynamic, 1, 0, Eigen::RowMajor>;
+void bidiagonalise_in_place(Eigen::Ref<Eigen::MatrixXd> a, UpperBidiagonal& bidiagonal, int threads = 1,
+                            Eigen::Index chunk = kFactorisationChunk);
+void householder_qr_in_place(Eigen::Ref<Eigen::MatrixXd> a, Eigen::VectorXd& coefficients, int threads = 1,
+                             Eigen::Index chunk = kFactorisationChunk);
+
 // The R factor of [M | c] (rows w_r a_rᵀ, w_r b_r), (n+1)×(n+1) upper triangular,
 // from the slabs `block_rows` at a time: the top-left n×n block is an R factor of M,
 // the column n above the diagonal is Qᵀc's first n entries, and |R(n,n)| is the norm
@@ -61,7 +81,8 @@ std::optional<RightVectors> bidiagonal_right_vectors(const Eigen::VectorXd& d, c
 
 // The streamed centre; nothing when its conditions fail (rank < n − free, free >
 // kStreamedMaxFree, no convergence): the caller computes the dense one. `threads`
-// share the fold (fold_rows), which gives the same bytes on any number.
+// share the fold, the bidiagonalisation and the QR of step 4, which give the same
+// bytes on any number.
 std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs, int n, double radius, int free,
                                                   int threads = 1, Eigen::Index block_rows = 1024);
 

@@ -10,6 +10,7 @@
 //      first `free` columns span the free basis), in R's storage.
 // tolerance.hpp (streamed_svd_backward_error) bounds what each step adds.
 #include "geometry/centre_streamed.hpp"
+#include "geometry/chunks.hpp"
 
 #include "numeric/tolerance.hpp"
 
@@ -72,14 +73,15 @@ Eigen::MatrixXd compact_wy_factor(const Eigen::Ref<const Eigen::MatrixXd>& v, co
 }
 
 // The upper-bidiagonal factor B of a square matrix and its right reflectors,
-// R = U B Vᵀ: Eigen's blocked bidiagonalisation in the storage it is given (no
-// copy; Eigen's UpperBidiagonalization class copies its argument), with V as
+// R = U B Vᵀ: Eigen's blocked bidiagonalisation (bidiagonalise_in_place, shared
+// over threads) in the storage it is given (no copy; Eigen's
+// UpperBidiagonalization class copies its argument), with V as
 // UpperBidiagonalization::householderV() forms it.
 class BidiagonalisedInPlace {
  public:
-  explicit BidiagonalisedInPlace(Eigen::MatrixXd&& a)
+  BidiagonalisedInPlace(Eigen::MatrixXd&& a, int threads)
       : householder_(std::move(a)), bidiagonal_(householder_.cols(), householder_.cols()) {
-    Eigen::internal::upperbidiagonalization_inplace_blocked(householder_, bidiagonal_);
+    bidiagonalise_in_place(householder_, bidiagonal_, threads);
   }
   Eigen::VectorXd diagonal() { return bidiagonal_.diagonal<0>(); }
   Eigen::VectorXd superdiagonal() { return bidiagonal_.diagonal<1>(); }
@@ -96,7 +98,7 @@ class BidiagonalisedInPlace {
 
  private:
   Eigen::MatrixXd householder_;
-  Eigen::internal::BandMatrix<double, Eigen::Dynamic, Eigen::Dynamic, 1, 0, Eigen::RowMajor> bidiagonal_;
+  UpperBidiagonal bidiagonal_;
 };
 
 // The Golub–Kahan tridiagonal of the bidiagonal (d, e), scaled: zero diagonal,
@@ -256,9 +258,10 @@ std::optional<ScaledSingularVector> inverse_iteration(const Eigen::VectorXd& d, 
 // x0 = argmin{‖R x − q‖ : x ⊥ span(f)} (f: n × free, orthonormal columns) in the
 // storage of R (overwritten): with f = Q_f[R_f; 0] (Householder), x = Q_f y and
 // y's first `free` entries zero, the problem is the least squares of the last n −
-// free columns of R Q_f. Also returns the residual ‖R x0 − q‖.
+// free columns of R Q_f (Eigen's Householder QR, householder_qr_in_place, shared
+// over threads). Also returns the residual ‖R x0 − q‖.
 std::pair<Eigen::VectorXd, double> least_squares_across(Eigen::Block<Eigen::MatrixXd> r, const Eigen::VectorXd& q,
-                                                       const Eigen::MatrixXd& f) {
+                                                       const Eigen::MatrixXd& f, int threads) {
   const Index n = r.cols(), free = f.cols();
   if (free == 0) {
     const Eigen::VectorXd x = r.triangularView<Eigen::Upper>().solve(q);
@@ -267,10 +270,12 @@ std::pair<Eigen::VectorXd, double> least_squares_across(Eigen::Block<Eigen::Matr
   const Eigen::HouseholderQR<Eigen::MatrixXd> fq(f);
   fq.householderQ().applyThisOnTheRight(r);
   Eigen::Ref<Eigen::MatrixXd> across = r.rightCols(n - free);
-  const Eigen::HouseholderQR<Eigen::Ref<Eigen::MatrixXd>> qr(across);
-  const Eigen::VectorXd qtq = qr.householderQ().transpose() * q;
+  Eigen::VectorXd coefficients;
+  householder_qr_in_place(across, coefficients, threads);
+  const Eigen::HouseholderSequence<Eigen::Ref<Eigen::MatrixXd>, Eigen::VectorXd> qr_q(across, coefficients);
+  const Eigen::VectorXd qtq = qr_q.transpose() * q;
   Eigen::VectorXd y = Eigen::VectorXd::Zero(n);
-  y.tail(n - free) = qr.matrixQR().topRows(n - free).triangularView<Eigen::Upper>().solve(qtq.head(n - free));
+  y.tail(n - free) = across.topRows(n - free).triangularView<Eigen::Upper>().solve(qtq.head(n - free));
   return {fq.householderQ() * y, qtq.tail(free).norm()};
 }
 
@@ -322,17 +327,14 @@ void fold_rows(Eigen::Ref<Eigen::MatrixXd> r, Eigen::Ref<Eigen::MatrixXd> block,
     // Test: "fold_rows gives the same bytes in chunks of columns on 1 and 2 threads".
     const auto v = block.middleCols(j0, jb);
     const Eigen::MatrixXd t = compact_wy_factor(v, tau.head(jb));
-    const Index chunk = std::max<Index>(4, chunk_columns / 4 * 4);
-    const Index chunks = std::max<Index>(1, trail / chunk);
-#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(static, 1) if (chunks > 1 && threads > 1)
-    for (Index c = 0; c < chunks; ++c) {
-      const Index first = j0 + jb + c * chunk, width = c + 1 < chunks ? chunk : trail - c * chunk;
+    in_chunks(trail, chunk_columns, threads, [&](Index offset, Index width) {
+      const Index first = j0 + jb + offset;
       Eigen::MatrixXd w = r.block(j0, first, jb, width);
       w.noalias() += v.transpose() * block.middleCols(first, width);
       w = t.triangularView<Eigen::Upper>().transpose() * w;
       r.block(j0, first, jb, width) -= w;
       block.middleCols(first, width).noalias() -= v * w;
-    }
+    });
   }
 }
 
@@ -402,7 +404,7 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
   out.method = ConvexBody::CentreMethod::streamed;
   Eigen::MatrixXd f;
   {
-    BidiagonalisedInPlace bid(packed->unpacked());
+    BidiagonalisedInPlace bid(packed->unpacked(), threads);
     const Eigen::VectorXd d = bid.diagonal(), e = bid.superdiagonal();
     out.singular_values = bidiagonal_singular_values(d, e);
     if (out.singular_values.size() != n) return std::nullopt;
@@ -419,7 +421,7 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
   out.gap = separation_gap(out.singular_values, free, n);
   Eigen::MatrixXd r = packed->unpacked();
   packed.reset();
-  auto [x0, residual] = least_squares_across(r.topLeftCorner(n, n), q, f);
+  auto [x0, residual] = least_squares_across(r.topLeftCorner(n, n), q, f, threads);
   out.x0 = std::move(x0);
   out.weighted_residual = std::hypot(residual, rest);
   return out;
