@@ -156,7 +156,8 @@ def projection_section(rows):
             "projects each centre at that rate with the learner's slabs: 8·d², at most 2¹⁴ up to d = 90 and "
             "2·d² beyond (src/learn/options.cpp). The learner computes one centre per round; the (64,2,2) run "
             "above ran 6 rounds (round 0, four refinement rounds, the final round). The learner shares the "
-            "fold, 2Nn² of the count, over its threads (since 0df2b97); the projection is for one thread.", ""]
+            "fold, 2Nn² of the count, over its threads (since 0df2b97), and the bidiagonalisation and the QR "
+            "of step 4 too (since b0a766d); the projection is for one thread.", ""]
     body, projected = [], {}
     for d in (64, 128, 256):
         n = d * d
