@@ -133,7 +133,8 @@ class ConvexBody {
     // tolerance::streamed_svd_backward_error takes it.
     double free_basis_residual = 0;
   };
-  // `threads` share the streamed method's fold, with the same bytes on any number.
+  // `threads` share the streamed method's fold, bidiagonalisation and QR, with the
+  // same bytes on any number.
   // The dense method is refused with CentreTooLarge when dense_centre_bytes exceeds
   // memory_bytes (where the streamed method's conditions fail at large n: 30 GB at
   // d = 128 with 2·d² slabs would only thrash and end in the kernel's OOM kill).
