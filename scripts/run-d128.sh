@@ -3,7 +3,9 @@
 # run of several hours on 2 cores, checkpointed at every safe point, so that it
 # can stop (SIGTERM: at the next safe point) and go on later with --resume. Each
 # segment runs under /usr/bin/time (wall, user, system, peak resident set) with
-# its resident set sampled every 10 s; docs/bench/memory.md sums the segments.
+# its resident set sampled every 10 s and, when gdb is installed, its main
+# thread's stack every minute (scripts/sample-stacks.sh); docs/bench/memory.md
+# sums the segments.
 #
 # Usage: scripts/run-d128.sh DIR
 #   DIR holds the binary (DIR/mhalearn: a copy, since --resume refuses any other
@@ -30,6 +32,8 @@ echo "${command[*]}" > "$dir/segment$segment.command"
 "${command[@]}" > "$dir/segment$segment.log" 2>&1 &
 sleep 1
 pid=$(pgrep -n -f "mhalearn learn $instance")
+# Where the time goes: the main thread's stack once a minute, when gdb is there.
+if command -v gdb >/dev/null; then "$(dirname "$0")/sample-stacks.sh" "$pid" "$dir/segment$segment.stacks" & fi
 start=$(date +%s)
 while kill -0 "$pid" 2>/dev/null; do  # seconds since the segment's start, resident set (kB)
   rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
