@@ -369,7 +369,8 @@ def timed_run(args, name, config, extra):
     wall = cpu = rss = None
     if os.path.exists(timing):
         parts = open(timing).read().split()[-4:]
-        wall, cpu, rss = float(parts[0]), float(parts[1]) + float(parts[2]), int(parts[3]) / 1024
+        # GNU time's %M is in KiB; the page gives MB = 10⁶ bytes, as docs/bench/memory.md gives GB = 10⁹.
+        wall, cpu, rss = float(parts[0]), float(parts[1]) + float(parts[2]), int(parts[3]) * 1024 / 1e6
     return result.report, wall, cpu, rss
 
 
@@ -492,7 +493,7 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         cells.append([name, wall if wall is not None else "–", f"{cpu:.0f}", f"{rss:.0f}", pair(before), pair(after),
                       fmt(report.get("samples_total")) if report else "–"]
                      if cpu is not None else [name, "–", "–", "–", pair(before), pair(after), "–"])
-    lines += table(["run", "wall s", "CPU s", "peak RSS MB", "paper's stages: Θ, W error",
+    lines += table(["run", "wall s", "CPU s", "peak RSS MB (10⁶ bytes)", "paper's stages: Θ, W error",
                     "after polishing: Θ, W error", "samples"], cells, "lrrrllr")
     if any(adam or lean for _, _, adam, _, lean in study):
         lines += sample_study_lines(study)
