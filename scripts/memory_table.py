@@ -46,9 +46,36 @@ def centre_rows(bench):
 
 
 def read_time(path):
-    """/usr/bin/time -f '%e %U %S %M': wall, user, system seconds, peak resident set (bytes)."""
-    wall, user, system, kb = open(path).read().split()[:4]
+    """/usr/bin/time -f '%e %U %S %M': wall, user, system seconds, peak resident set (bytes).
+    The figures are the file's last line (GNU time writes how a failed command ended before it)."""
+    wall, user, system, kb = open(path).read().splitlines()[-1].split()[:4]
     return float(wall), float(user), float(system), int(kb) * 1024
+
+
+def segments_section(directory):
+    """The (128,2,2) run's finished segments (d128/segmentK.{command,time}, copied from the
+    run's directory by hand): each one's start, end, wall, CPU and peak, and their sums."""
+    d128 = os.path.join(directory, "d128")
+    numbers = sorted(int(f[len("segment"):-len(".time")]) for f in os.listdir(d128)
+                     if f.startswith("segment") and f.endswith(".time")) if os.path.isdir(d128) else []
+    if not numbers:
+        return []
+    rows, total = [], [0.0, 0.0, 0.0, 0]
+    for k in numbers:
+        lines = open(os.path.join(d128, f"segment{k}.time")).read().splitlines()
+        ended = lines[0].replace("Command ", "") if len(lines) > 1 else "exited with status 0"
+        wall, user, system, peak = read_time(os.path.join(d128, f"segment{k}.time"))
+        command = open(os.path.join(d128, f"segment{k}.command")).read()
+        start = "resumed" if "--resume" in command else "from the start"
+        rows.append([str(k), start, ended, secs(wall), secs(user + system), f"{peak / GB:.2f}"])
+        total = [total[0] + wall, total[1] + user + system, 0.0, max(total[3], peak)]
+    rows.append(["all", "", "", secs(total[0]), secs(total[1]), f"{total[3] / GB:.2f}"])
+    return ["## (128,2,2), segment by segment", "",
+            "The finished segments of `scripts/run-d128.sh` whose files are in `docs/bench/memory/d128/` "
+            "(GNU time: wall, user + system CPU, peak resident set, its KiB as GB = 10⁹ bytes; exit status 5 is a "
+            "SIGTERM at a safe point). A segment still running, or stopped before it did anything worth keeping, is not here; "
+            "what each segment did is under \"What the attempts say\".", ""] + \
+        table(["segment", "start", "end", "wall (s)", "CPU (s)", "peak RSS (GB)"], rows, align="rllrrr")
 
 
 def stage_windows(report):
@@ -198,6 +225,9 @@ def page(directory):
                  "upper bounds; resident sets do not depend on the load.", ""]
     learn, _ = learn_section(directory, run)
     text += learn + [""] + centre_section(rows) + [""] + projection_section(rows)
+    segments = segments_section(directory)
+    if segments:
+        text += [""] + segments
     notes = os.path.join(directory, "NOTES.md")  # what the runs and attempts say, written by hand beside them
     if os.path.exists(notes):
         text += ["", "## What the attempts say", "", open(notes).read().rstrip("\n")]
