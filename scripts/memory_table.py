@@ -60,16 +60,17 @@ def segments_section(directory):
                      if f.startswith("segment") and f.endswith(".time")) if os.path.isdir(d128) else []
     if not numbers:
         return []
-    rows, total = [], [0.0, 0.0, 0.0, 0]
+    rows, wall_sum, cpu_sum, peak_max = [], 0.0, 0.0, 0
     for k in numbers:
-        lines = open(os.path.join(d128, f"segment{k}.time")).read().splitlines()
+        time_file = os.path.join(d128, f"segment{k}.time")
+        lines = open(time_file).read().splitlines()
         ended = lines[0].replace("Command ", "") if len(lines) > 1 else "exited with status 0"
-        wall, user, system, peak = read_time(os.path.join(d128, f"segment{k}.time"))
+        wall, user, system, peak = read_time(time_file)
         command = open(os.path.join(d128, f"segment{k}.command")).read()
         start = "resumed" if "--resume" in command else "from the start"
         rows.append([str(k), start, ended, secs(wall), secs(user + system), f"{peak / GB:.2f}"])
-        total = [total[0] + wall, total[1] + user + system, 0.0, max(total[3], peak)]
-    rows.append(["all", "", "", secs(total[0]), secs(total[1]), f"{total[3] / GB:.2f}"])
+        wall_sum, cpu_sum, peak_max = wall_sum + wall, cpu_sum + user + system, max(peak_max, peak)
+    rows.append(["all", "", "", secs(wall_sum), secs(cpu_sum), f"{peak_max / GB:.2f}"])
     return ["## (128,2,2), segment by segment", "",
             "The finished segments of `scripts/run-d128.sh` whose files are in `docs/bench/memory/d128/` "
             "(GNU time: wall, user + system CPU, peak resident set, its KiB as GB = 10⁹ bytes; exit status 5 is a "

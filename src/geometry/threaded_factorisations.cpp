@@ -146,6 +146,9 @@ void householder_qr_in_place(Eigen::Ref<Eigen::MatrixXd> a, Eigen::VectorXd& coe
     auto tau = coefficients.segment(k, bs);
     Eigen::internal::householder_qr_inplace_unblocked(panel, tau, temp.data());
     if (trailing == 0) continue;
+    // Each chunk calls Eigen's routine whole, so the panel's T factor is formed once per
+    // chunk (O(bs²·rows) each, a few per cent of the update): kept, because a T formed
+    // once and applied by hand would be another computation with its own bytes.
     in_chunks(trailing, chunk, threads, [&](Index first, Index width) {  // threaded
       auto columns = a.block(k, k + bs + first, brows, width);
       Eigen::internal::apply_block_householder_on_the_left(columns, panel, tau, false);
