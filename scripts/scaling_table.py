@@ -145,8 +145,9 @@ def page(directory):
             "projection's chunk sums, each head's preconditioner block on one rank) are shared the same way. Every "
             "other part runs on each rank: the pilots, the least-squares centres, stage 5, polishing's least-squares "
             "solves for W and its dense solver (m·d² ≤ 1024). A rank's `--threads` share the streamed centre's "
-            "fold, bidiagonalisation and QR (d ≥ 36; same bytes on any number, docs/bench/memory.md), so one rank "
-            "per node with the node's cores as threads is the layout for large d.", "",
+            "fold, bidiagonalisation and QR (d ≥ 36; the same bytes on any number: tests/geometry/test_centre_streamed.cpp, "
+            "\"the streamed centre on 2 threads gives the bytes of 1 thread\"), so one rank per node with the node's "
+            "cores as threads is the layout for large d.", "",
             f"Made by `{run['command']}` ({run['mpi']}, one thread per rank). Machine: {run['machine']}, "
             f"{run['cpus']} CPUs; commit {run['commit']}; run {run['date']}; load average (1, 5, 15 min) before "
             f"{run['load_before']}, after {run['load_after']}.", "",
