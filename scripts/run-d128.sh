@@ -7,18 +7,47 @@
 # thread's stack every minute (scripts/sample-stacks.sh); docs/bench/memory.md
 # sums the segments.
 #
-# Usage: scripts/run-d128.sh DIR
+# Usage: scripts/run-d128.sh DIR [CARRY]
 #   DIR holds the binary (DIR/mhalearn: a copy, since --resume refuses any other
 #   build), the instance (generated here on the first call), the checkpoint
-#   (DIR/checkpoint, about 2·N·d² doubles of slabs: 8.6 GB at N = 2·128²) and the
-#   segments' files; the report is DIR/report.json once the run has finished.
+#   (DIR/checkpoint, with up to 2·N·d² doubles of slabs between a round's stage 4
+#   and its stage 5: 8.6 GB at N = 2·128²) and the segments' files; the report is
+#   DIR/report.json once the run has finished.
+#   CARRY, a folder inside the repository, lets the run outlast the machine it
+#   started on: each checkpoint taken before a stage 2 or 4 holds no slabs (about
+#   1 MB), and the latest is copied there as it appears; when DIR has no
+#   checkpoint and CARRY has one, the run resumes from it. The binary must then
+#   be rebuilt from the commit its manifest names (provenance.git_commit).
 set -euo pipefail
-dir=${1:?usage: scripts/run-d128.sh DIR}
+dir=${1:?usage: scripts/run-d128.sh DIR [CARRY]}
+carry=${2:-}
 tool=$dir/mhalearn
 instance=$dir/d128_k2_m2_scale6_seed1.instance.json
 [[ -x "$tool" ]] || { echo "no $tool: copy the build's mhalearn there first" >&2; exit 2; }
 [[ -f "$instance" ]] || "$tool" generate --d 128 --k 2 --m 2 --scale 6 --seed 1 -o "$instance"
 
+# Copies DIR/checkpoint to CARRY when it is a new checkpoint taken before a sculpt
+# (no slabs); a copy made while the run replaced the checkpoint is dropped.
+carry_checkpoint() {
+  local from=$dir/checkpoint manifest=$dir/checkpoint/checkpoint.json
+  [[ -n "$carry" && -f "$manifest" ]] || return 0
+  grep -q "\"safe_point\": \"before round [0-9]*'s sculpt" "$manifest" || return 0
+  cmp -s "$manifest" "$carry/checkpoint.json" && return 0
+  local staging=$carry.staging
+  rm -rf "$staging" && mkdir -p "$staging"
+  cp "$manifest" "$staging/checkpoint.json"
+  local name
+  for name in $(grep -o 'array-[0-9a-f]*\.npy' "$staging/checkpoint.json" | sort -u); do
+    cp "$from/$name" "$staging/$name" 2>/dev/null || { rm -rf "$staging"; return 0; }
+  done
+  cmp -s "$manifest" "$staging/checkpoint.json" || { rm -rf "$staging"; return 0; }
+  rm -rf "$carry" && mv "$staging" "$carry"
+  echo "carried: $(grep -o '"safe_point": "[^"]*"' "$carry/checkpoint.json") ($(du -sh "$carry" | cut -f1))"
+}
+
+if [[ ! -f "$dir/checkpoint/checkpoint.json" && -n "$carry" && -f "$carry/checkpoint.json" ]]; then
+  mkdir -p "$dir/checkpoint" && cp "$carry"/* "$dir/checkpoint/"
+fi
 segment=1
 while [[ -e "$dir/segment$segment.time" ]]; do segment=$((segment + 1)); done
 if [[ -f "$dir/checkpoint/checkpoint.json" ]]; then
@@ -30,15 +59,20 @@ command=(/usr/bin/time -f "%e %U %S %M" -o "$dir/segment$segment.time" "$tool" l
          --no-reference "${where[@]}" --report "$dir/report.json")
 echo "${command[*]}" > "$dir/segment$segment.command"
 "${command[@]}" > "$dir/segment$segment.log" 2>&1 &
+timed=$!
 sleep 1
 pid=$(pgrep -n -f "mhalearn learn $instance")
 # Where the time goes: the main thread's stack once a minute, when gdb is there.
-if command -v gdb >/dev/null; then "$(dirname "$0")/sample-stacks.sh" "$pid" "$dir/segment$segment.stacks" & fi
+sampler=
+if command -v gdb >/dev/null; then "$(dirname "$0")/sample-stacks.sh" "$pid" "$dir/segment$segment.stacks" & sampler=$!; fi
 start=$(date +%s)
 while kill -0 "$pid" 2>/dev/null; do  # seconds since the segment's start, resident set (kB)
   rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
   [[ -n "$rss" ]] && echo "$(( $(date +%s) - start )) $rss" >> "$dir/segment$segment.rss"
+  carry_checkpoint
   sleep 10
 done
-wait || true
+wait "$timed" || true
+[[ -z "$sampler" ]] || kill "$sampler" 2>/dev/null || true
+carry_checkpoint
 echo "segment $segment ended: $(cat "$dir/segment$segment.time")"
