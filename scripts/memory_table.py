@@ -52,31 +52,47 @@ def read_time(path):
     return float(wall), float(user), float(system), int(kb) * 1024
 
 
-def segments_section(directory):
-    """The (128,2,2) run's finished segments (d128/segmentK.{command,time}, copied from the
-    run's directory by hand): each one's start, end, wall, CPU and peak, and their sums."""
-    d128 = os.path.join(directory, "d128")
-    numbers = sorted(int(f[len("segment"):-len(".time")]) for f in os.listdir(d128)
-                     if f.startswith("segment") and f.endswith(".time")) if os.path.isdir(d128) else []
+# The (128,2,2) attempts: the folder of each one's segment files, and its build.
+D128_ATTEMPTS = [("d128", "The first attempt, the build of fafbbb5"),
+                 ("d128_eb71897", "The second attempt, the build of eb71897")]
+
+
+def segment_rows(folder):
+    """One attempt's finished segments (segmentK.{command,time}, copied from the run's
+    directory by hand): each one's start, end, wall, CPU and peak, and their sums."""
+    numbers = sorted(int(f[len("segment"):-len(".time")]) for f in os.listdir(folder)
+                     if f.startswith("segment") and f.endswith(".time")) if os.path.isdir(folder) else []
     if not numbers:
         return []
     rows, wall_sum, cpu_sum, peak_max = [], 0.0, 0.0, 0
     for k in numbers:
-        time_file = os.path.join(d128, f"segment{k}.time")
+        time_file = os.path.join(folder, f"segment{k}.time")
         lines = open(time_file).read().splitlines()
         ended = lines[0].replace("Command ", "") if len(lines) > 1 else "exited with status 0"
         wall, user, system, peak = read_time(time_file)
-        command = open(os.path.join(d128, f"segment{k}.command")).read()
+        command = open(os.path.join(folder, f"segment{k}.command")).read()
         start = "resumed" if "--resume" in command else "from the start"
         rows.append([str(k), start, ended, secs(wall), secs(user + system), f"{peak / GB:.2f}"])
         wall_sum, cpu_sum, peak_max = wall_sum + wall, cpu_sum + user + system, max(peak_max, peak)
     rows.append(["all", "", "", secs(wall_sum), secs(cpu_sum), f"{peak_max / GB:.2f}"])
+    return rows
+
+
+def segments_section(directory):
+    """A table of finished segments per (128,2,2) attempt that has any."""
+    text = []
+    for name, attempt in D128_ATTEMPTS:
+        rows = segment_rows(os.path.join(directory, name))
+        if rows:
+            text += [f"{attempt} (`docs/bench/memory/{name}/`):", ""] + \
+                table(["segment", "start", "end", "wall (s)", "CPU (s)", "peak RSS (GB)"], rows, align="rllrrr") + [""]
+    if not text:
+        return []
     return ["## (128,2,2), segment by segment", "",
-            "The finished segments of `scripts/run-d128.sh` whose files are in `docs/bench/memory/d128/` "
+            "The finished segments of `scripts/run-d128.sh` whose files are in the repository "
             "(GNU time: wall, user + system CPU, peak resident set, its KiB as GB = 10⁹ bytes; exit status 5 is a "
-            "SIGTERM at a safe point). A segment still running, or stopped before it did anything worth keeping, is not here; "
-            "what each segment did is under \"What the attempts say\".", ""] + \
-        table(["segment", "start", "end", "wall (s)", "CPU (s)", "peak RSS (GB)"], rows, align="rllrrr")
+            "SIGTERM at a safe point, signal 9 a SIGKILL). A segment still running, or stopped before it did anything worth keeping, is not here; "
+            "what each segment did is under \"What the attempts say\".", ""] + text[:-1]
 
 
 def stage_windows(report):
