@@ -14,8 +14,8 @@
 #   and its stage 5: 8.6 GB at N = 2·128²) and the segments' files; the report is
 #   DIR/report.json once the run has finished.
 #   CARRY, a folder inside the repository, lets the run outlast the machine it
-#   started on: each checkpoint taken before a stage 2 or 4 holds no slabs (about
-#   1 MB), and the latest is copied there as it appears; when DIR has no
+#   started on: each checkpoint taken before a stage 2 or 4 holds no slabs (1.6 MB
+#   at d = 128), and the latest is copied there as it appears; when DIR has no
 #   checkpoint and CARRY has one, the run resumes from it. The binary must then
 #   be rebuilt from the commit its manifest names (provenance.git_commit).
 set -euo pipefail

@@ -3,7 +3,7 @@
 
 The (128,2,2) run outlasts the machine it starts on through CARRY, a folder in
 the repository: the script copies there each checkpoint taken before a sculpt
-(stage 2 or 4: no slabs, about 1 MB), never one holding slabs (up to 8.6 GB),
+(stage 2 or 4: no slabs, 1.6 MB at d = 128), never one holding slabs (up to 8.6 GB),
 and a run on a new machine (a DIR with no checkpoint) resumes from it.
 
 The fake tool stands in for `mhalearn`: `generate ... -o PATH` writes an
