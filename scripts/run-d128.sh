@@ -16,14 +16,20 @@
 #   CARRY, a folder inside the repository, lets the run outlast the machine it
 #   started on: each checkpoint taken before a stage 2 or 4 holds no slabs (1.6 MB
 #   at d = 128), and the latest is copied there as it appears; when DIR has no
-#   checkpoint and CARRY has one, the run resumes from it. The binary must then
-#   be rebuilt from the commit its manifest names (provenance.git_commit).
+#   checkpoint and CARRY has one, the run resumes from it. The instance is then
+#   kept beside CARRY, and the binary must be rebuilt from the commit the
+#   manifest names (provenance.git_commit; docs/bench/memory/NOTES.md has the
+#   commands).
 set -euo pipefail
 dir=${1:?usage: scripts/run-d128.sh DIR [CARRY]}
 carry=${2:-}
 tool=$dir/mhalearn
-instance=$dir/d128_k2_m2_scale6_seed1.instance.json
+# With CARRY the instance lives beside it: --resume checks the instance's bytes, and
+# a new machine would generate other bytes (its provenance names its CPU).
+instance=${carry:+$(dirname "$carry")}
+instance=${instance:-$dir}/d128_k2_m2_scale6_seed1.instance.json
 [[ -x "$tool" ]] || { echo "no $tool: copy the build's mhalearn there first" >&2; exit 2; }
+mkdir -p "$(dirname "$instance")"
 [[ -f "$instance" ]] || "$tool" generate --d 128 --k 2 --m 2 --scale 6 --seed 1 -o "$instance"
 
 # Copies DIR/checkpoint to CARRY when it is a new checkpoint taken before a sculpt

@@ -4,7 +4,8 @@
 The (128,2,2) run outlasts the machine it starts on through CARRY, a folder in
 the repository: the script copies there each checkpoint taken before a sculpt
 (stage 2 or 4: no slabs, 1.6 MB at d = 128), never one holding slabs (up to 8.6 GB),
-and a run on a new machine (a DIR with no checkpoint) resumes from it.
+and a run on a new machine (a DIR with no checkpoint) resumes from it, with
+the instance kept beside CARRY (--resume checks the instance's bytes).
 
 The fake tool stands in for `mhalearn`: `generate ... -o PATH` writes an
 instance; `learn` records its arguments, then writes into the checkpoint folder
@@ -28,8 +29,8 @@ SCRIPT = os.path.join(ROOT, "scripts", "run-d128.sh")
 FAKE = r'''#!PYTHON
 import json, os, sys, time
 args = sys.argv[1:]
-if args[0] == "generate":
-    open(args[args.index("-o") + 1], "w").write("{}")
+if args[0] == "generate":  # a new instance's bytes differ: they name the machine
+    open(args[args.index("-o") + 1], "w").write(json.dumps({"machine": os.urandom(8).hex()}))
     sys.exit(0)
 folder = args[args.index("--checkpoint" if "--checkpoint" in args else "--resume") + 1]
 with open(os.environ["FAKE_CALLS"], "a") as f:
@@ -88,6 +89,8 @@ def main():
         assert carried["safe_point"] == BEFORE_SCULPT, ("a checkpoint with slabs was carried", carried)
         assert sorted(os.listdir(carry)) == ["array-0000000000000001.npy", "checkpoint.json"], os.listdir(carry)
         assert "carried:" in out, out
+        with open(os.path.join(os.path.dirname(carry), "d128_k2_m2_scale6_seed1.instance.json")) as f:
+            first_instance = f.read()
         # Its tester: a run whose only checkpoint holds slabs carries nothing new.
         out = run_script(machine(root, "slabs-only"), carry, [WITH_SLABS], 0.1, calls)
         with open(os.path.join(carry, "checkpoint.json")) as f:
@@ -98,7 +101,12 @@ def main():
         call = last_call(calls)
         assert "--resume" in call["argv"] and "--checkpoint" not in call["argv"], call
         assert call["found"] == ["array-0000000000000001.npy", "checkpoint.json"], call
-        print("run-d128.sh carries checkpoints before a sculpt, not those with slabs, and resumes from them")
+        instance = os.path.join(os.path.dirname(carry), "d128_k2_m2_scale6_seed1.instance.json")
+        assert call["argv"][1] == instance, ("the instance is not the one beside CARRY", call)
+        with open(instance) as f:
+            assert f.read() == first_instance, "the instance was generated again"
+        print("run-d128.sh carries checkpoints before a sculpt, not those with slabs, and resumes from them "
+              "with the same instance")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
