@@ -1,0 +1,1 @@
+/usr/bin/time -f %e %U %S %M -o /work/runs/d128/segment1.time /work/runs/d128/mhalearn learn /work/runs/d128/d128_k2_m2_scale6_seed1.instance.json --seed 1 --threads 2 --no-reference --checkpoint /work/runs/d128/checkpoint --report /work/runs/d128/report.json
