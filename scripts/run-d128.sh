@@ -54,8 +54,11 @@ carry_checkpoint() {
 if [[ ! -f "$dir/checkpoint/checkpoint.json" && -n "$carry" && -f "$carry/checkpoint.json" ]]; then
   mkdir -p "$dir/checkpoint" && cp "$carry"/* "$dir/checkpoint/"
 fi
+# Segments are numbered on from those in DIR and, with CARRY, those copied beside it.
 segment=1
-while [[ -e "$dir/segment$segment.time" ]]; do segment=$((segment + 1)); done
+while [[ -e "$dir/segment$segment.time" || ( -n "$carry" && -e "$(dirname "$carry")/segment$segment.time" ) ]]; do
+  segment=$((segment + 1))
+done
 if [[ -f "$dir/checkpoint/checkpoint.json" ]]; then
   where=(--resume "$dir/checkpoint")
 else
@@ -70,7 +73,7 @@ sleep 1
 pid=$(pgrep -n -f "mhalearn learn $instance")
 # Where the time goes: the main thread's stack once a minute, when gdb is there.
 sampler=
-if command -v gdb >/dev/null; then "$(dirname "$0")/sample-stacks.sh" "$pid" "$dir/segment$segment.stacks" & sampler=$!; fi
+if command -v gdb >/dev/null; then "$(dirname "$0")/sample-stacks.sh" "$pid" "$dir/segment$segment.stacks" >/dev/null 2>&1 & sampler=$!; fi
 start=$(date +%s)
 while kill -0 "$pid" 2>/dev/null; do  # seconds since the segment's start, resident set (kB)
   rss=$(awk '/VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null || true)

@@ -5,13 +5,14 @@ The (128,2,2) run outlasts the machine it starts on through CARRY, a folder in
 the repository: the script copies there each checkpoint taken before a sculpt
 (stage 2 or 4: no slabs, 1.6 MB at d = 128), never one holding slabs (up to 8.6 GB),
 and a run on a new machine (a DIR with no checkpoint) resumes from it, with
-the instance kept beside CARRY (--resume checks the instance's bytes).
+the instance kept beside CARRY (--resume checks the instance's bytes) and its
+segments numbered on from those copied beside CARRY.
 
 The fake tool stands in for `mhalearn`: `generate ... -o PATH` writes an
 instance; `learn` records its arguments, then writes into the checkpoint folder
 (after --checkpoint or --resume) each safe point of FAKE_SAFE_POINTS in turn (a
 manifest naming one array file), sleeping FAKE_SLEEP seconds after each. No
-real learner runs; about 30 s.
+real learner runs; about a minute.
 
   python3 tests/scripts/test_run_d128.py
 """
@@ -95,9 +96,13 @@ def main():
         out = run_script(machine(root, "slabs-only"), carry, [WITH_SLABS], 0.1, calls)
         with open(os.path.join(carry, "checkpoint.json")) as f:
             assert json.load(f)["safe_point"] == BEFORE_SCULPT, "the slabs' checkpoint replaced the carried one"
-        # Second machine: no checkpoint of its own, so it resumes from the carried one.
+        # Second machine: no checkpoint of its own, so it resumes from the carried one,
+        # numbering its segment after those copied into the repository beside CARRY.
+        for name in ("segment1.time", "segment1.command"):
+            shutil.copy(os.path.join(first, name), os.path.dirname(carry))
         second = machine(root, "second")
         run_script(second, carry, [], 0.1, calls)
+        assert os.path.exists(os.path.join(second, "segment2.time")), sorted(os.listdir(second))
         call = last_call(calls)
         assert "--resume" in call["argv"] and "--checkpoint" not in call["argv"], call
         assert call["found"] == ["array-0000000000000001.npy", "checkpoint.json"], call
