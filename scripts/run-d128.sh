@@ -24,10 +24,11 @@ set -euo pipefail
 dir=${1:?usage: scripts/run-d128.sh DIR [CARRY]}
 carry=${2:-}
 tool=$dir/mhalearn
-# With CARRY the instance lives beside it: --resume checks the instance's bytes, and
-# a new machine would generate other bytes (its provenance names its CPU).
-instance=${carry:+$(dirname "$carry")}
-instance=${instance:-$dir}/d128_k2_m2_scale6_seed1.instance.json
+# With CARRY, the repository folder beside it keeps the instance (--resume checks the
+# instance's bytes, and a new machine would generate other bytes: its provenance
+# names its CPU) and the segments' committed files.
+kept=${carry:+$(dirname "$carry")}
+instance=${kept:-$dir}/d128_k2_m2_scale6_seed1.instance.json
 [[ -x "$tool" ]] || { echo "no $tool: copy the build's mhalearn there first" >&2; exit 2; }
 mkdir -p "$(dirname "$instance")"
 [[ -f "$instance" ]] || "$tool" generate --d 128 --k 2 --m 2 --scale 6 --seed 1 -o "$instance"
@@ -56,7 +57,7 @@ if [[ ! -f "$dir/checkpoint/checkpoint.json" && -n "$carry" && -f "$carry/checkp
 fi
 # Segments are numbered on from those in DIR and, with CARRY, those copied beside it.
 segment=1
-while [[ -e "$dir/segment$segment.time" || ( -n "$carry" && -e "$(dirname "$carry")/segment$segment.time" ) ]]; do
+while [[ -e "$dir/segment$segment.time" || ( -n "$kept" && -e "$kept/segment$segment.time" ) ]]; do
   segment=$((segment + 1))
 done
 if [[ -f "$dir/checkpoint/checkpoint.json" ]]; then
