@@ -14,8 +14,8 @@
 #   and its stage 5: 8.6 GB at N = 2·128²) and the segments' files; the report is
 #   DIR/report.json once the run has finished.
 #   CARRY, a folder inside the repository, lets the run outlast the machine it
-#   started on: each checkpoint taken before a stage 2 or 4 holds no slabs (1.6 MB
-#   at d = 128), and the latest is copied there as it appears; when DIR has no
+#   started on: each checkpoint taken before a stage 2 or 4, or before polishing,
+#   holds no slabs (1.6 MB at d = 128), and the latest is copied there as it appears; when DIR has no
 #   checkpoint and CARRY has one, the run resumes from it. The instance is then
 #   kept beside CARRY, and the binary must be rebuilt from the commit the
 #   manifest names (provenance.git_commit; docs/bench/memory/NOTES.md has the
@@ -34,11 +34,11 @@ mkdir -p "$(dirname "$instance")"
 [[ -f "$instance" ]] || "$tool" generate --d 128 --k 2 --m 2 --scale 6 --seed 1 -o "$instance"
 
 # Copies DIR/checkpoint to CARRY when it is a new checkpoint taken before a sculpt
-# (no slabs); a copy made while the run replaced the checkpoint is dropped.
+# or before polishing (no slabs: --no-reference drops them after each stage 5); a copy made while the run replaced the checkpoint is dropped.
 carry_checkpoint() {
   local from=$dir/checkpoint manifest=$dir/checkpoint/checkpoint.json
   [[ -n "$carry" && -f "$manifest" ]] || return 0
-  grep -q "\"safe_point\": \"before round [0-9]*'s sculpt" "$manifest" || return 0
+  grep -Eq "\"safe_point\": \"(before round [0-9]*'s sculpt|before polishing)" "$manifest" || return 0
   cmp -s "$manifest" "$carry/checkpoint.json" && return 0
   local staging=$carry.staging
   rm -rf "$staging" && mkdir -p "$staging"

@@ -50,6 +50,7 @@ for i, point in enumerate(json.loads(os.environ["FAKE_SAFE_POINTS"])):
 
 BEFORE_SCULPT = "before round 3's sculpt (stage 4)"
 WITH_SLABS = "before round 3's span (stage 5)"
+BEFORE_POLISH = "before polishing"
 
 
 def machine(root, name):
@@ -110,7 +111,11 @@ def main():
         assert call["argv"][1] == instance, ("the instance is not the one beside CARRY", call)
         with open(instance) as f:
             assert f.read() == first_instance, "the instance was generated again"
-        print("run-d128.sh carries checkpoints before a sculpt, not those with slabs, and resumes from them "
+        # The checkpoint before polishing holds no slabs either: it is carried.
+        run_script(machine(root, "third"), carry, [BEFORE_POLISH], 0.1, calls)
+        with open(os.path.join(carry, "checkpoint.json")) as f:
+            assert json.load(f)["safe_point"] == BEFORE_POLISH, "the checkpoint before polishing was not carried"
+        print("run-d128.sh carries checkpoints before a sculpt or polishing, not those with slabs, and resumes from them "
               "with the same instance")
     finally:
         shutil.rmtree(root, ignore_errors=True)
