@@ -293,3 +293,54 @@ TEST_CASE("the preconditioner's head blocks equal the MPFR Jacobian's JᵀJ bloc
     }
   }
 }
+
+// Conjugate gradients call J·v and Jᵀ·R every iteration; the operator and
+// project_out keep their large buffers from call to call (operator.hpp, partial_).
+// Whatever a call leaves in them must not reach the next call's answer.
+TEST_CASE("the matrix-free operator's reused buffers give every call the bytes of a fresh operator",
+          "[polish][determinism]") {
+  const int d = 5, k = 2;
+  const Instance inst = test::generated_instance(d, k, 2, 6.0, 4);
+  const SampleOracle oracle(inst, 7);
+  const LabelledBatch batch = oracle.draw(0, 200, 1);  // 4 chunks of kSampleChunk: 3 full, 1 partial
+  std::vector<MatD> xs;
+  for (int64_t s = 0; s < batch.x.count; ++s) xs.push_back(batch.x.sample(s));
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  const auto random_matrix = [&](int64_t rows, int64_t cols) { return MatD(MatD::NullaryExpr(rows, cols, [&] { return normal(rng); })); };
+  const MatD r1 = random_matrix(200 * k, d), r2 = random_matrix(200 * k, d);
+  const Eigen::VectorXd v1 = random_matrix(2 * d * d, 1), v2 = random_matrix(2 * d * d, 1);
+  const auto vector_bytes = [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  };
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    const AttentionLinearization used(inst.layer, xs, threads);
+    const Eigen::VectorXd first = used.apply_transpose(r1);
+    const Eigen::VectorXd again = used.apply_transpose(r2);
+    CHECK(vector_bytes(again, AttentionLinearization(inst.layer, xs, threads).apply_transpose(r2)));
+    MatD out = used.apply(v1);
+    used.apply(v2, out);  // into the storage of J·v1
+    CHECK(same_bytes(out, AttentionLinearization(inst.layer, xs, threads).apply(v2)));
+    // The tester: an operator that kept the previous call's sums would answer
+    // Jᵀ·r1 + Jᵀ·r2, resp. J·v1 + J·v2, and the comparison rejects both.
+    CHECK_FALSE(vector_bytes(first + again, again));
+    CHECK_FALSE(same_bytes(MatD(used.apply(v1) + out), out));
+  }
+  // Two processes: each fills only its block before the all-gather (checked after the ranks' threads end).
+  std::vector<Eigen::VectorXd> transposed(2);
+  std::vector<MatD> applied(2);
+  test::run_as_ranks(2, [&](const Processes& p) {
+    const AttentionLinearization used(inst.layer, xs, 1, p);
+    used.apply_transpose(r1);
+    transposed[static_cast<size_t>(p.rank)] = used.apply_transpose(r2);
+    applied[static_cast<size_t>(p.rank)] = used.apply(v1);
+    used.apply(v2, applied[static_cast<size_t>(p.rank)]);
+  });
+  const AttentionLinearization fresh(inst.layer, xs, 1);
+  for (int r = 0; r < 2; ++r) {
+    INFO("2 processes, rank " << r);
+    CHECK(vector_bytes(transposed[static_cast<size_t>(r)], fresh.apply_transpose(r2)));
+    CHECK(same_bytes(applied[static_cast<size_t>(r)], fresh.apply(v2)));
+  }
+}

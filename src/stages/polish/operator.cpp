@@ -27,8 +27,15 @@ AttentionLinearization::AttentionLinearization(const Layer& layer, const std::ve
 }
 
 MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
+  MatD out;
+  apply(v, out);
+  return out;
+}
+
+void AttentionLinearization::apply(const Eigen::VectorXd& v, MatD& out) const {
   const int64_t n = static_cast<int64_t>(xs_.size()), dd = int64_t{d_} * d_;
-  MatD out = MatD::Zero(n * k_, d_);
+  out.resize(n * k_, d_);
+  out.setZero();
   // Plain variables: clang 14 cannot capture a structured binding in an OpenMP region.
   const std::pair<int64_t, int64_t> block = processes_.share(n);
   const int64_t first = block.first, end = block.second;
@@ -47,14 +54,14 @@ MatD AttentionLinearization::apply(const Eigen::VectorXd& v) const {
     }
   }
   gather_blocks(processes_, n, int64_t{k_} * d_, out.data());  // row-major: sample t's rows are contiguous
-  return out;
 }
 
 template <class PerSample>
 Eigen::VectorXd AttentionLinearization::ordered_sum(const PerSample& per_sample) const {
   const int64_t n = static_cast<int64_t>(xs_.size());
   const int64_t chunks = (n + kSampleChunk - 1) / kSampleChunk;
-  Eigen::MatrixXd partial = Eigen::MatrixXd::Zero(parameters(), chunks);  // column ch: chunk ch's sum
+  Eigen::MatrixXd& partial = partial_;  // column ch: chunk ch's sum (each column written below or gathered)
+  partial.resize(parameters(), chunks);
   const std::pair<int64_t, int64_t> block = processes_.share(chunks);
   const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads_)

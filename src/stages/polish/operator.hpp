@@ -45,6 +45,9 @@ class AttentionLinearization {
 
   // J v: (N·k) × d, rows (n, a); v has m·d² entries (Θ_i row-major, head by head).
   MatD apply(const Eigen::VectorXd& v) const;
+  // The same into `out`, whose storage is reused when it has the shape already
+  // (conjugate gradients call it every iteration: see partial_).
+  void apply(const Eigen::VectorXd& v, MatD& out) const;
   // Jᵀ R: m·d² entries; R is (N·k) × d, rows (n, a).
   Eigen::VectorXd apply_transpose(const MatD& r) const;
   // diag(JᵀJ)[i,p,q] = Σ_{n,a} x_a[p]² Σ_c g_{i,a,c}[q]² (m·d² entries).
@@ -63,6 +66,11 @@ class AttentionLinearization {
   int k_, d_, m_, threads_;
   Processes processes_;
   std::vector<MatD> attention_, values_;  // [n·m + i]: A_i(X_n) (k × k), X_n W_i (k × d)
+  // ordered_sum's per-chunk sums (m·d² × chunks: 67 MB at d = 128, N = 16384),
+  // kept between calls: allocated afresh, blocks this large are mapped and unmapped
+  // by malloc at every call, and their page faults doubled the time of polishing's
+  // iterations at d = 128 (docs/bench/memory/NOTES.md). So calls must not overlap.
+  mutable Eigen::MatrixXd partial_;
 
   // Σ over samples of per_sample(n, out) (out: m·d², accumulated), in fixed chunks.
   template <class PerSample>

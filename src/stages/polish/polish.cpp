@@ -102,14 +102,17 @@ State evaluate(const std::vector<MatD>& thetas, const Data& data, int threads, c
   return s;
 }
 
-// P⊥ M = M − Q (Qᵀ M): each column of M (one output column's residuals over the
-// rows (n, a)) projected onto the orthogonal complement of range(D) = range(Q).
+// P⊥ M = M − Q (Qᵀ M) into `out`: each column of M (one output column's residuals
+// over the rows (n, a)) projected onto the orthogonal complement of range(D) = range(Q).
 // Qᵀ M is summed over fixed row chunks in chunk order (thread-count independent),
-// the chunks' products shared by `processes` (each its block, gathered).
-MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, const Processes& processes) {
+// the chunks' products shared by `processes` (each its block, gathered). `partial`
+// holds the chunks' products and `out` the result, both reused from call to call
+// (AttentionLinearization::partial_ says why).
+void project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, const Processes& processes,
+                 std::vector<double>& partial, MatD& out) {
   const int64_t rows = values.rows(), chunk = kSampleChunk * 4;
   const int64_t chunks = (rows + chunk - 1) / chunk, per_chunk = q.cols() * values.cols();
-  std::vector<double> partial(static_cast<size_t>(chunks * per_chunk));  // chunk by chunk, each column-major
+  partial.resize(static_cast<size_t>(chunks * per_chunk));  // chunk by chunk, each column-major; every chunk written
   const std::pair<int64_t, int64_t> block = processes.share(chunks);
   const int64_t first = block.first, end = block.second;
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -122,13 +125,12 @@ MatD project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, cons
   Eigen::MatrixXd coefficients = Eigen::MatrixXd::Zero(q.cols(), values.cols());
   for (int64_t ch = 0; ch < chunks; ++ch)
     coefficients += Eigen::Map<const Eigen::MatrixXd>(partial.data() + ch * per_chunk, q.cols(), values.cols());
-  MatD out = values;
+  out = values;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t ch = 0; ch < chunks; ++ch) {
     const int64_t begin = ch * chunk, size = std::min(rows, begin + chunk) - begin;
     out.middleRows(begin, size) -= q.middleRows(begin, size) * coefficients;
   }
-  return out;
 }
 
 // Head blocks of JᵀJ for the matrix-free solver's preconditioner, formed once
@@ -216,7 +218,8 @@ class MatrixFreeModel {
     const int64_t rows = state.design.rows();
     const Eigen::HouseholderQR<Eigen::MatrixXd> qr(state.design);
     q_ = qr.householderQ() * Eigen::MatrixXd::Identity(rows, state.design.cols());
-    gradient_ = linearization_.apply_transpose(project_out(q_, state.residual, threads_, processes_));
+    project_out(q_, state.residual, threads_, processes_, partial_, projected_);
+    gradient_ = linearization_.apply_transpose(projected_);
     const Eigen::VectorXd gram = linearization_.gram_diagonal();
     diag_ = gram.cwiseMax(kDiagonalFloor * gram.maxCoeff());
     if (cache_.head_blocks.empty()) form_head_blocks(state.layer, data, o);
@@ -283,9 +286,10 @@ class MatrixFreeModel {
         cache_.head_blocks[i] = Eigen::Map<const Eigen::MatrixXd>(next, dd, dd);
   }
 
-  Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) const {
-    Eigen::VectorXd out =
-        linearization_.apply_transpose(project_out(q_, linearization_.apply(v), threads_, processes_));
+  Eigen::VectorXd damped_product(const Eigen::VectorXd& v, double lambda) {
+    linearization_.apply(v, applied_);
+    project_out(q_, applied_, threads_, processes_, partial_, projected_);
+    Eigen::VectorXd out = linearization_.apply_transpose(projected_);
     out += lambda * diag_.cwiseProduct(v);
     return out;
   }
@@ -337,6 +341,9 @@ class MatrixFreeModel {
   Eigen::VectorXd gradient_, diag_;
   std::vector<Eigen::MatrixXd> factors_;  // Cholesky factors (lower triangle) of the damped head blocks
   std::vector<char> factored_;
+  // Scratch of every product with JᵀP⊥J, reused (N·k × d each, and project_out's chunk products).
+  MatD applied_, projected_;
+  std::vector<double> partial_;
   double lambda_ = 0;
   int64_t cg_iterations_ = 0;
 };
