@@ -7,10 +7,14 @@
 //
 //   build/release/mhalearn_bench --benchmark_filter=BM_Polish
 //
-// Arguments: d, solver (0 automatic, 1 dense, 2 matrix-free), threads, and the
-// most Levenberg–Marquardt iterations (0: the default). d = 128 is registered with
-// one iteration (about a quarter of an hour; a whole polishing takes hours), for its
-// cost per iteration: --benchmark_filter='BM_PolishNearTruth/d:128'.
+// Arguments: d, solver (0 automatic, 1 dense, 2 matrix-free), threads, the most
+// Levenberg–Marquardt iterations (0: the default), and the training samples the
+// preconditioner's head blocks are formed from (0: the default,
+// polish_preconditioner_samples; else exactly that many, as before its floor).
+// d = 128 is registered with one iteration (a quarter of an hour; a whole
+// polishing is longer), with the default preconditioner (from all 16384 training
+// samples there) and with the earlier one from 4096 (Z square: 16384 × 16384):
+// --benchmark_filter='BM_PolishNearTruth/d:128/.*/preconditioner_samples:0'.
 #include "data/oracle.hpp"
 #include "model/instance_gen.hpp"
 #include "stages/polish/polish.hpp"
@@ -61,6 +65,10 @@ void BM_PolishNearTruth(benchmark::State& state) {
                                           : PolishSolver::automatic;
   o.threads = static_cast<int>(state.range(2));
   if (state.range(3) > 0) o.max_iterations = static_cast<int>(state.range(3));
+  if (state.range(4) > 0) {  // the blocks from exactly this many samples, as before the floor
+    o.preconditioner_samples = state.range(4);
+    o.preconditioner_rows_per_column = 0;
+  }
   PolishResult result;
   for (auto _ : state) result = polish_layer(oracle, start, o);
   int64_t cg = 0;
@@ -74,13 +82,14 @@ void BM_PolishNearTruth(benchmark::State& state) {
 }
 
 BENCHMARK(BM_PolishNearTruth)
-    ->ArgNames({"d", "solver", "threads", "max_iterations"})
-    ->Args({16, 0, 2, 0})
-    ->Args({16, 2, 2, 0})
-    ->Args({32, 1, 2, 0})
-    ->Args({32, 2, 2, 0})
-    ->Args({64, 2, 2, 0})
-    ->Args({128, 2, 2, 1})
+    ->ArgNames({"d", "solver", "threads", "max_iterations", "preconditioner_samples"})
+    ->Args({16, 0, 2, 0, 0})
+    ->Args({16, 2, 2, 0, 0})
+    ->Args({32, 1, 2, 0, 0})
+    ->Args({32, 2, 2, 0, 0})
+    ->Args({64, 2, 2, 0, 0})
+    ->Args({128, 2, 2, 1, 0})
+    ->Args({128, 2, 2, 1, 4096})
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();

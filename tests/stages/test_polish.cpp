@@ -344,3 +344,32 @@ TEST_CASE("the matrix-free operator's reused buffers give every call the bytes o
     CHECK(same_bytes(applied[static_cast<size_t>(r)], fresh.apply(v2)));
   }
 }
+
+// The preconditioner's head blocks Zᵀ(KZ) have d² columns and k² rows of Z per
+// sample; polish_preconditioner_samples keeps at least 4 rows per column where the
+// training samples allow, and leaves every case up to d = 64 (k = 2) as it was.
+TEST_CASE("the preconditioner's blocks come from at least 4 rows of Z per column, and d ≤ 64 keeps its 4096 samples",
+          "[polish]") {
+  const PolishOptions o;
+  const auto rows_per_column = [](int64_t samples, int d, int k) {
+    return static_cast<double>(samples) * k * k / (static_cast<double>(d) * d);
+  };
+  CHECK(polish_preconditioner_samples(4352, 64, 2, o) == 4096);    // (64,2,2): its committed runs' bytes
+  CHECK(polish_preconditioner_samples(1024, 32, 2, o) == 1024);    // all, below the cap
+  CHECK(polish_preconditioner_samples(16384, 128, 2, o) == 16384);  // (128,2,2): all, not 4096
+  CHECK(polish_preconditioner_samples(1000000, 128, 2, o) == 16384);
+  CHECK(polish_preconditioner_samples(1000000, 16, 2, o) == 4096);  // a large noisy final fit keeps the cap
+  PolishOptions all = o;
+  all.preconditioner_samples = 0;
+  CHECK(polish_preconditioner_samples(16384, 128, 2, all) == 16384);
+  for (int d : {32, 64, 96, 128, 256})
+    for (int k : {2, 3, 4})
+      for (int64_t n : {int64_t{256}, int64_t{4096}, int64_t{20000}, int64_t{200000}}) {
+        INFO("d " << d << ", k " << k << ", n " << n);
+        const int64_t used = polish_preconditioner_samples(n, d, k, o);
+        CHECK(used <= n);
+        CHECK((used == n || rows_per_column(used, d, k) >= 4));
+      }
+  // The tester: the earlier rule, min(n, 4096), leaves Z square at (128,2,2).
+  CHECK_FALSE(rows_per_column(std::min<int64_t>(16384, 4096), 128, 2) >= 4);
+}

@@ -207,8 +207,8 @@ class DenseModel {
 // cost dominates at d = 64) and reused: the parameters move by the start's
 // small error, so the blocks barely change, and a stale preconditioner changes
 // only CG's iteration count, never the system solved. Above
-// preconditioner_samples training samples the blocks come from the first
-// preconditioner_samples of them, scaled by N/n (their cost and memory grow as
+// polish_preconditioner_samples training samples the blocks come from the first
+// that many of them, scaled by N/n (their cost and memory grow as
 // N k² d⁴; a large noisy final fit needs the average, not every term).
 class MatrixFreeModel {
  public:
@@ -257,13 +257,14 @@ class MatrixFreeModel {
   void form_head_blocks(const Layer& layer, const Data& data, const PolishOptions& o) {
     const int64_t n = static_cast<int64_t>(data.xs.size());
     cache_.head_blocks.resize(layer.m());
-    if (o.preconditioner_samples <= 0 || n <= o.preconditioner_samples) {
+    const int64_t used = polish_preconditioner_samples(n, layer.d(), static_cast<int>(data.xs.front().rows()), o);
+    if (used >= n) {
       for (int i = processes_.rank; i < layer.m(); i += processes_.size)
         cache_.head_blocks[i] = linearization_.head_gram_block(i);
     } else {
-      const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + o.preconditioner_samples);
+      const std::vector<MatD> subset(data.xs.begin(), data.xs.begin() + used);
       const AttentionLinearization sub(layer, subset, threads_);
-      const double weight = static_cast<double>(n) / static_cast<double>(o.preconditioner_samples);
+      const double weight = static_cast<double>(n) / static_cast<double>(used);
       for (int i = processes_.rank; i < layer.m(); i += processes_.size)
         cache_.head_blocks[i] = weight * sub.head_gram_block(i);
     }
@@ -528,6 +529,13 @@ std::string stop_reason(StopCause cause, const PolishReport& rep, double statist
 
 int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& o) {
   return train_samples(d, k, m, o) + validation_samples(o);
+}
+
+int64_t polish_preconditioner_samples(int64_t n, int d, int k, const PolishOptions& o) {
+  if (o.preconditioner_samples <= 0) return n;
+  const int64_t kk = int64_t{k} * k;
+  const int64_t floor = (o.preconditioner_rows_per_column * d * d + kk - 1) / kk;
+  return std::min(n, std::max(o.preconditioner_samples, floor));
 }
 
 bool polish_uses_dense_solver(int d, int m, const PolishOptions& o) {

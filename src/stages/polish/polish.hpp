@@ -79,8 +79,16 @@ struct PolishOptions {
   // at most this many training samples, scaled by N/n: a preconditioner changes
   // CG's iteration count, never the system solved, and the blocks of a large
   // noisy fit are averages that a few thousand samples already pin down. Up to
-  // this N nothing changes (the committed runs keep their bytes).
+  // this N nothing changes (the committed runs keep their bytes). But never from
+  // fewer than preconditioner_rows_per_column·d²/k² samples (see
+  // polish_preconditioner_samples).
   int64_t preconditioner_samples = 4096;
+  // A head block is Zᵀ(KZ) with k² rows of Z per sample and d² columns. At
+  // (128,2,2) 4096 samples leave Z square (16384 × 16384), and CG needed 1082
+  // iterations in one Levenberg–Marquardt step; with the blocks from all 16384
+  // training samples (4 rows per column, as 4096 samples give at d = 64, where CG
+  // needs 9–13 per system), 7 (docs/bench/polish.md, "d = 128"). 0: no floor.
+  int64_t preconditioner_rows_per_column = 4;
   // Stop when an accepted Gauss–Newton step (damping ≤ its initial value) lowers
   // the training error by less than this fraction of the fit's statistical error
   // cost·p/(n − p) (p parameters, n residual entries), while the residual is above
@@ -143,6 +151,12 @@ PolishIteration polish_iteration(const LabelledBatch& train, const Layer& start,
 
 // Whether polish_layer solves densely at this size with these options.
 bool polish_uses_dense_solver(int d, int m, const PolishOptions& options);
+
+// The training samples (of n) the matrix-free preconditioner's head blocks are
+// formed from: all of them when preconditioner_samples ≤ 0; otherwise at most
+// preconditioner_samples, raised to ⌈preconditioner_rows_per_column·d²/k²⌉ so
+// that Z has that many rows per column, and never more than n.
+int64_t polish_preconditioner_samples(int64_t n, int d, int k, const PolishOptions& options);
 
 // Training + validation samples polish_layer draws with these options.
 int64_t polish_samples_needed(int d, int k, int m, const PolishOptions& options);
