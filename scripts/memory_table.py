@@ -91,7 +91,7 @@ def segments_section(directory):
     return ["## (128,2,2), segment by segment", "",
             "The finished segments of `scripts/run-d128.sh` whose files are in the repository "
             "(GNU time: wall, user + system CPU, peak resident set, its KiB as GB = 10⁹ bytes; exit status 5 is a "
-            "SIGTERM at a safe point, signal 9 a SIGKILL). A segment still running, or stopped before it did anything worth keeping, is not here; "
+            "SIGTERM at a safe point, signal 9 a SIGKILL, signal 15 a second SIGTERM, which stops at once). A segment still running, or stopped before it did anything worth keeping, is not here; "
             "what each segment did is under \"What the attempts say\".", ""] + text[:-1]
 
 

@@ -1,0 +1,1 @@
+MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1099511627776 /usr/bin/time -f %e %U %S %M -o /work/runs/d128/segment5.time /work/runs/d128/mhalearn learn /work/main/docs/bench/memory/d128_eb71897/d128_k2_m2_scale6_seed1.instance.json --seed 1 --threads 2 --no-reference --resume /work/runs/d128/checkpoint --report /work/runs/d128/report.json
