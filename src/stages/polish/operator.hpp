@@ -68,8 +68,9 @@ class AttentionLinearization {
   std::vector<MatD> attention_, values_;  // [n·m + i]: A_i(X_n) (k × k), X_n W_i (k × d)
   // ordered_sum's per-chunk sums (m·d² × chunks: 67 MB at d = 128, N = 16384),
   // kept between calls: allocated afresh, blocks this large are mapped and unmapped
-  // by malloc at every call, and their page faults doubled the time of polishing's
-  // iterations at d = 128 (docs/bench/memory/NOTES.md). So calls must not overlap.
+  // by malloc at every call, and on one machine their page faults more than doubled
+  // the time of polishing's first iteration at d = 128 (docs/bench/memory/NOTES.md).
+  // So calls must not overlap.
   mutable Eigen::MatrixXd partial_;
 
   // Σ over samples of per_sample(n, out) (out: m·d², accumulated), in fixed chunks.
