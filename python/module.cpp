@@ -350,11 +350,13 @@ std::pair<json, std::optional<Layer>> run_paper(const SampleSource& source, Lear
   cli::SafePoints points;
   points.dir = k.s.resume.empty() ? k.s.checkpoint : k.s.resume;
   points.match = cli::resume_match(options, identity);
-  points.provenance = provenance;
+  points.provenance = provenance;  // with earlier builds named once resumed (read_resume)
   if (auto e = cli::stop_at_from_environment(points.stop_at); !e.empty()) bad_input(e);
   std::optional<LearnState> resume;
   if (!k.s.resume.empty()) {
-    if (auto e = cli::read_resume(k.s.resume, points.match, provenance, source.k(), source.d(), o, resume); !e.empty())
+    if (auto e = cli::read_resume(k.s.resume, points.match, points.provenance, k.s.resume_other_build, source.k(),
+                                  source.d(), o, resume);
+        !e.empty())
       bad_input("learn: resume: " + e);
   } else if (!k.s.checkpoint.empty()) {
     if (auto e = cli::prepare_checkpoint_directory(k.s.checkpoint); !e.empty()) bad_input("learn: checkpoint: " + e);
@@ -368,7 +370,7 @@ std::pair<json, std::optional<Layer>> run_paper(const SampleSource& source, Lear
     py::gil_scoped_release release;
     r = learn_layer(source, o, truth, resume ? &*resume : nullptr);
   }
-  json report = cli::learn_report_record(to_json(r.report), provenance);
+  json report = cli::learn_report_record(to_json(r.report), points.provenance);
   report["table"] = format_table(r.report);
   if (r.report.interrupted) {
     report["checkpoint"] = points.dir.empty() || !points.write_error.empty() ? json(nullptr) : json(points.dir);
@@ -414,7 +416,9 @@ py::tuple run_method(const SampleSource& source, const KeywordSettings& k, int m
     out = run_paper(source, cli::paper_options(k.s, k.given, m, seed), truth, k, provenance, identity, options);
   }
   if (!out.second) return py::make_tuple(py::none(), to_python(out.first));
-  return py::make_tuple(py::cast(cli::learned_instance(*out.second, source, provenance)), to_python(out.first));
+  // The report's provenance: a resumed run's names the earlier builds (read_resume).
+  return py::make_tuple(py::cast(cli::learned_instance(*out.second, source, out.first["provenance"])),
+                        to_python(out.first));
 }
 
 std::unique_ptr<SampleSource> with_label_noise(std::unique_ptr<SampleSource> source, double noise, uint64_t seed) {

@@ -185,10 +185,12 @@ std::string prepare_safe_points(const LearnArgs& a, const LearnOptions& o, const
     return "--checkpoint and --resume are not available under mpirun (the ranks would have to agree on every stop)";
   points.dir = s.resume.empty() ? s.checkpoint : s.resume;
   points.match = resume_match(options, input_identity(a.in));
-  points.provenance = provenance;
+  points.provenance = provenance;  // with earlier builds named once resumed (read_resume)
   if (auto e = stop_at_from_environment(points.stop_at); !e.empty()) return e;
   if (!s.resume.empty()) {
-    if (auto e = read_resume(s.resume, points.match, provenance, a.in.source->k(), a.in.source->d(), o, resume); !e.empty())
+    if (auto e = read_resume(s.resume, points.match, points.provenance, s.resume_other_build, a.in.source->k(),
+                             a.in.source->d(), o, resume);
+        !e.empty())
       return "--resume: " + e;
   } else if (!s.checkpoint.empty()) {
     if (auto e = prepare_checkpoint_directory(s.checkpoint); !e.empty()) return "--checkpoint: " + e;
@@ -197,7 +199,7 @@ std::string prepare_safe_points(const LearnArgs& a, const LearnOptions& o, const
 }
 
 void print_learn_header(const Input& in, const LearnOptions& o, const std::optional<LearnState>& resume,
-                        const std::string& resume_dir) {
+                        const std::string& resume_dir, const json& provenance) {
   std::printf("mhalearn learn: (d,k,m) = (%d,%d,%d), %s, %d threads\n", in.source->d(), in.source->k(), o.m,
               source_line(in).c_str(), o.threads);
   const std::vector<std::string> oracles = oracle_stage_names(o.oracle);
@@ -207,6 +209,10 @@ void print_learn_header(const Input& in, const LearnOptions& o, const std::optio
     std::printf("stages replaced by the truth: %s\n", list.c_str());
   }
   if (resume) std::printf("resuming %s from %s\n", safe_point_name(*resume).c_str(), resume_dir.c_str());
+  if (resume && provenance.contains("earlier_builds"))
+    for (const json& b : provenance["earlier_builds"])
+      std::printf("steps until %s taken by another build: git commit %s\n", b["until"].get<std::string>().c_str(),
+                  b["git_commit"].dump().c_str());
   std::printf("\n");
 }
 
@@ -219,13 +225,13 @@ int run_paper(const LearnArgs& a, LearnOptions o, const json& options) {
                  source.k() * o.m, source.d());
   if (auto e = learn_fast_paths(o); !e.empty()) return fail("learn", kExitBadInput, e);
   o.processes = job_processes();  // the sample and tuple loops over the ranks of an MPI job (same bytes as one process)
-  const json provenance = make_provenance("learn", options);
   SafePoints points;
   std::optional<LearnState> resume;
-  if (auto e = prepare_safe_points(a, o, provenance, options, points, resume); !e.empty())
+  if (auto e = prepare_safe_points(a, o, make_provenance("learn", options), options, points, resume); !e.empty())
     return fail("learn", kExitBadInput, e);
+  const json& provenance = points.provenance;
   o.at_safe_point = [&points](const LearnState& state) { return points(state); };
-  print_learn_header(a.in, o, resume, a.s.resume);
+  print_learn_header(a.in, o, resume, a.s.resume, provenance);
   LearnResult r;
   {
     const StopSignals signals;

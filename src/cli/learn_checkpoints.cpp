@@ -37,14 +37,31 @@ std::string stop_at_from_environment(long long& stop_at) {
   return "";
 }
 
-std::string read_resume(const std::string& dir, const json& match, const json& provenance, int k, int d,
+namespace {
+
+// What "earlier_builds" keeps of the build that wrote `written` up to `safe_point`.
+json earlier_build(const json& written, const std::string& safe_point) {
+  json b = {{"until", safe_point}};
+  for (const char* key : {"version", "git_commit", "build"})
+    b[key] = written.is_object() && written.contains(key) ? written[key] : json(nullptr);
+  return b;
+}
+
+}  // namespace
+
+std::string read_resume(const std::string& dir, const json& match, json& provenance, bool other_build, int k, int d,
                         const LearnOptions& o, std::optional<LearnState>& state) {
   CheckpointRead c = read_checkpoint(dir);
   if (!c.ok()) return c.error;
-  if (auto e = build_difference(c.checkpoint.provenance, provenance); !e.empty()) return dir + ": " + e;
+  const json& written = c.checkpoint.provenance;
+  const std::string other = build_difference(written, provenance);
+  if (!other.empty() && !other_build) return dir + ": " + other + " (--resume-other-build accepts it)";
   if (auto e = match_difference(c.checkpoint.match, match); !e.empty())
     return dir + " is the checkpoint of another run: " + e;
   if (auto e = check_resume(c.checkpoint.state, d, k, o.m, o); !e.empty()) return dir + ": " + e;
+  json earlier = written.is_object() && written.contains("earlier_builds") ? written["earlier_builds"] : json::array();
+  if (!other.empty()) earlier.push_back(earlier_build(written, safe_point_name(c.checkpoint.state)));
+  if (!earlier.empty()) provenance["earlier_builds"] = std::move(earlier);
   state = std::move(c.checkpoint.state);
   return "";
 }

@@ -87,6 +87,10 @@ const std::vector<LearnOptionSpec> kTable = {
      "continue the run checkpointed in this directory (same input and options; --threads and --max-seconds may "
      "differ), checkpointing there",
      nullptr, "none", Recorded::never},
+    {"--resume-other-build", kPaper, MHA_FIELD(resume_other_build),
+     "with --resume: accept a checkpoint written by another build of mhalearn, whose steps may give other bytes "
+     "(the report names that build and its last safe point under provenance.earlier_builds)",
+     nullptr, nullptr, Recorded::never},
     {"--max-samples", kAdam | kRandomPolish, MHA_FIELD(adam.max_samples),
      "adam: training samples, the horizon of the cosine schedule (0: the schedule runs on --max-seconds); "
      "random-polish: most samples drawn (not given: no sample budget)"},
@@ -191,6 +195,8 @@ std::string paper_problem(const LearnSettings& s, bool has_truth, Spelling sp) {
   if (!s.checkpoint.empty() && !s.resume.empty() && s.checkpoint != s.resume)
     return spell("--checkpoint", sp) + " and " + spell("--resume", sp) +
            " name different directories (resuming keeps checkpointing in its own)";
+  if (s.resume_other_build && s.resume.empty())
+    return spell("--resume-other-build", sp) + " applies only with " + spell("--resume", sp);
   if (s.paper.final_rounds > 1 && (s.variant != "extended" || s.paper.final_sculpt_samples < 0))
     return spell("--final-rounds", sp) + ": final rounds belong to the extended variant with a final round "
            "(not variant paper, not final sculpt samples -1)";

@@ -36,6 +36,7 @@ struct LearnSettings {
   bool no_polish = false, no_reference = false;
   double label_noise = 0;       // the input's (cli/input.hpp): noise added to every label
   std::string checkpoint, resume;
+  bool resume_other_build = false;  // accept a checkpoint of another build (learn_checkpoints.hpp)
   LearnOptions paper;
   AdamOptions adam;
   RandomPolishOptions random_polish;

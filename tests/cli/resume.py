@@ -17,7 +17,10 @@ runs once uninterrupted; then
     process at once, and the directory still holds the last checkpoint;
   * --resume refuses (exit 2, one line) other options, another seed, label
     noise or instance, another build, a damaged checkpoint; --checkpoint
-    refuses a directory that holds one or cannot be made.
+    refuses a directory that holds one or cannot be made;
+  * --resume-other-build takes the checkpoint of another build and names that
+    build in the report's, the learned layer's and later checkpoints'
+    provenance (check_other_build).
 """
 import argparse
 import json
@@ -221,11 +224,50 @@ def main():
             shutil.copytree(ck, broken)
             damage(broken)
             refused(tool, common + ["--resume", broken], needle, label)
+        check_other_build(tool, common, baseline)
 
     if failures:
         print(f"{len(failures)} check(s) failed")
         sys.exit(1)
     print("all checks passed")
+
+
+def check_other_build(tool, common, baseline):
+    """--resume-other-build takes a checkpoint that names another build (here
+    this one under another commit, so the numbers must stay the uninterrupted
+    run's) and says so: a header line, and provenance.earlier_builds in the
+    report, the learned layer and every later checkpoint, so that a same-build
+    resume of those keeps it."""
+    refused(tool, common + ["--resume-other-build"], "--resume-other-build applies only with --resume",
+            "--resume-other-build without --resume")
+    until = NAMES[7]
+    for ck in ("other-build", "other-build-2"):  # stopped at safe point 7 and marked as another build's
+        run(tool, common + ["--checkpoint", ck], stop_at=7)
+        rewrite(f"{ck}/checkpoint.json", lambda m: m["provenance"].update(git_commit="0000000"))
+    loud = [a for a in common if a != "--quiet"]
+    r = run(tool, loud + ["--resume", "other-build", "--resume-other-build", "--report", "ob.json", "-o", "ob.learned.json"])
+    check(r.returncode == 0, f"--resume-other-build: exit 0 (got {r.returncode}; {r.stderr.strip()!r})")
+    if r.returncode != 0:
+        return
+    line = f'steps until {until} taken by another build: git commit "0000000"'
+    check(line in r.stdout, f"--resume-other-build: the header says {line!r}")
+    report, learned = load("ob.json"), load("ob.learned.json")
+    for label, provenance in [("report", report["provenance"]), ("learned layer", learned["provenance"]),
+                              ("last checkpoint", load("other-build/checkpoint.json")["provenance"])]:
+        earlier = provenance.get("earlier_builds")
+        check(isinstance(earlier, list) and len(earlier) == 1 and earlier[0].get("git_commit") == "0000000"
+              and earlier[0].get("until") == until and "build" in earlier[0],
+              f"--resume-other-build: the {label}'s provenance names the other build until {until} (got {earlier})")
+    check(comparable(report) == baseline["report"], "--resume-other-build: the report's numbers are the uninterrupted ones")
+    check(learned["heads"] == json.loads(baseline["learned"])["heads"], "--resume-other-build: so are the learned weights")
+
+    # Stopped after that resume and resumed by this build: the earlier build stays named.
+    r = run(tool, common + ["--resume", "other-build-2", "--resume-other-build"], stop_at=1)
+    check(r.returncode == 5, f"--resume-other-build, stopped again: exit 5 (got {r.returncode}; {r.stderr.strip()!r})")
+    r = run(tool, common + ["--resume", "other-build-2", "--report", "ob2.json"])
+    earlier = load("ob2.json")["provenance"].get("earlier_builds") if r.returncode == 0 else None
+    check(r.returncode == 0 and earlier is not None and [b["git_commit"] for b in earlier] == ["0000000"],
+          f"--resume-other-build, then a same-build resume: exit 0, the earlier build still named (got {r.returncode}, {earlier})")
 
 
 def safe_point_in(directory):
