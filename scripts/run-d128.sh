@@ -7,7 +7,7 @@
 # thread's stack every minute (scripts/sample-stacks.sh); docs/bench/memory.md
 # sums the segments.
 #
-# Usage: scripts/run-d128.sh DIR [CARRY]
+# Usage: scripts/run-d128.sh DIR [CARRY [FLAG...]]
 #   DIR holds the binary (DIR/mhalearn: a copy, since --resume refuses any other
 #   build), the instance (generated here on the first call), the checkpoint
 #   (DIR/checkpoint, with up to 2·N·d² doubles of slabs between a round's stage 4
@@ -19,10 +19,13 @@
 #   checkpoint and CARRY has one, the run resumes from it. The instance is then
 #   kept beside CARRY, and the binary must be rebuilt from the commit the
 #   manifest names (provenance.git_commit; docs/bench/memory/NOTES.md has the
-#   commands).
+#   commands), or the run resumed with the FLAG --resume-other-build (the report
+#   then names the build that wrote the checkpoint: docs/formats.md).
+#   FLAGs are passed on to `mhalearn learn`.
 set -euo pipefail
-dir=${1:?usage: scripts/run-d128.sh DIR [CARRY]}
+dir=${1:?usage: scripts/run-d128.sh DIR [CARRY [FLAG...]]}
 carry=${2:-}
+flags=("${@:3}")
 tool=$dir/mhalearn
 # With CARRY, the repository folder beside it keeps the instance (--resume checks the
 # instance's bytes, and a new machine would generate other bytes: its provenance
@@ -66,7 +69,7 @@ else
   where=(--checkpoint "$dir/checkpoint")
 fi
 command=(/usr/bin/time -f "%e %U %S %M" -o "$dir/segment$segment.time" "$tool" learn "$instance" --seed 1 --threads 2
-         --no-reference "${where[@]}" --report "$dir/report.json")
+         --no-reference "${where[@]}" --report "$dir/report.json" "${flags[@]}")
 echo "${command[*]}" > "$dir/segment$segment.command"
 "${command[@]}" > "$dir/segment$segment.log" 2>&1 &
 timed=$!
