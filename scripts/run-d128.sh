@@ -58,10 +58,13 @@ carry_checkpoint() {
 if [[ ! -f "$dir/checkpoint/checkpoint.json" && -n "$carry" && -f "$carry/checkpoint.json" ]]; then
   mkdir -p "$dir/checkpoint" && cp "$carry"/* "$dir/checkpoint/"
 fi
-# Segments are numbered on from those in DIR and, with CARRY, those copied beside it.
+# Segments are numbered on from the highest in DIR and, with CARRY, beside it
+# (a segment not worth keeping leaves a gap there).
 segment=1
-while [[ -e "$dir/segment$segment.time" || ( -n "$kept" && -e "$kept/segment$segment.time" ) ]]; do
-  segment=$((segment + 1))
+for f in "$dir"/segment*.time ${kept:+"$kept"/segment*.time}; do
+  [[ -e "$f" ]] || continue
+  k=${f##*/segment}; k=${k%.time}
+  if (( k >= segment )); then segment=$((k + 1)); fi
 done
 if [[ -f "$dir/checkpoint/checkpoint.json" ]]; then
   where=(--resume "$dir/checkpoint")
