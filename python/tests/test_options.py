@@ -5,6 +5,7 @@ checkpoint/resume included."""
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 
 import numpy as np
@@ -111,11 +112,24 @@ def test_checkpoint_and_resume(inst, tmp_path, monkeypatch):
         mhalearn.learn(instance, **BUDGET, polish=False, checkpoint=ck)
     assert e.value.report["interrupted"] and e.value.report["checkpoint"] == ck
     monkeypatch.delenv("MHALEARN_STOP_AT_SAFE_POINT")
+    other = str(tmp_path / "other-build")  # the same checkpoint, as if another commit had written it
+    shutil.copytree(ck, other)
+    manifest = json.loads((tmp_path / "other-build" / "checkpoint.json").read_text())
+    manifest["provenance"]["git_commit"] = "0000000"
+    (tmp_path / "other-build" / "checkpoint.json").write_text(json.dumps(manifest))
     resumed, _ = mhalearn.learn(instance, **BUDGET, polish=False, resume=ck)
     for (t1, w1), (t2, w2) in zip(whole.heads, resumed.heads):
         assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
     with pytest.raises(ValueError, match="checkpoint of another run"):
         mhalearn.learn(instance, **dict(BUDGET, rounds=3), polish=False, resume=ck)
+    with pytest.raises(ValueError, match="another build of mhalearn .*--resume-other-build accepts it"):
+        mhalearn.learn(instance, **BUDGET, polish=False, resume=other)
+    resumed, report = mhalearn.learn(instance, **BUDGET, polish=False, resume=other, resume_other_build=True)
+    for (t1, w1), (t2, w2) in zip(whole.heads, resumed.heads):
+        assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
+    for provenance in (report["provenance"], resumed.provenance):
+        assert [(b["git_commit"], b["until"]) for b in provenance["earlier_builds"]] == \
+            [("0000000", e.value.report["safe_point"])]
 
 
 # The other subcommands: every CLI option has a Python argument of the same
