@@ -6,7 +6,8 @@ the repository: the script copies there each checkpoint taken before a sculpt
 (stage 2 or 4: no slabs, 1.6 MB at d = 128), never one holding slabs (up to 8.6 GB),
 and a run on a new machine (a DIR with no checkpoint) resumes from it, with
 the instance kept beside CARRY (--resume checks the instance's bytes) and its
-segments numbered on from those copied beside CARRY.
+segments numbered on from the highest copied beside CARRY; flags after CARRY
+reach `learn`.
 
 The fake tool stands in for `mhalearn`: `generate ... -o PATH` writes an
 instance; `learn` records its arguments, then writes into the checkpoint folder
@@ -64,9 +65,9 @@ def machine(root, name):
     return run
 
 
-def run_script(run, carry, points, sleep, calls):
+def run_script(run, carry, points, sleep, calls, flags=()):
     env = dict(os.environ, FAKE_SAFE_POINTS=json.dumps(points), FAKE_SLEEP=str(sleep), FAKE_CALLS=calls)
-    done = subprocess.run(["bash", SCRIPT, run, carry], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["bash", SCRIPT, run, carry, *flags], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -111,12 +112,19 @@ def main():
         assert call["argv"][1] == instance, ("the instance is not the one beside CARRY", call)
         with open(instance) as f:
             assert f.read() == first_instance, "the instance was generated again"
-        # The checkpoint before polishing holds no slabs either: it is carried.
-        run_script(machine(root, "third"), carry, [BEFORE_POLISH], 0.1, calls)
+        # The checkpoint before polishing holds no slabs either: it is carried. The
+        # segments beside CARRY are 1 and 4 (a dropped segment 3 left a gap): the
+        # third machine's is 5, not a reused number. Flags after CARRY reach learn.
+        for name in ("segment4.time", "segment4.command"):
+            shutil.copy(os.path.join(second, name.replace("4", "2")), os.path.join(os.path.dirname(carry), name))
+        third = machine(root, "third")
+        run_script(third, carry, [BEFORE_POLISH], 0.1, calls, flags=["--resume-other-build"])
         with open(os.path.join(carry, "checkpoint.json")) as f:
             assert json.load(f)["safe_point"] == BEFORE_POLISH, "the checkpoint before polishing was not carried"
+        assert os.path.exists(os.path.join(third, "segment5.time")), sorted(os.listdir(third))
+        assert last_call(calls)["argv"][-1] == "--resume-other-build", last_call(calls)
         print("run-d128.sh carries checkpoints before a sculpt or polishing, not those with slabs, and resumes from them "
-              "with the same instance")
+              "with the same instance, numbering segments on from the highest kept and passing flags to learn")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
