@@ -54,7 +54,8 @@ def read_time(path):
 
 # The (128,2,2) attempts: the folder of each one's segment files, and its build.
 D128_ATTEMPTS = [("d128", "The first attempt, the build of fafbbb5"),
-                 ("d128_eb71897", "The second attempt, the build of eb71897")]
+                 ("d128_eb71897", "The second attempt, the build of eb71897; segment 6 (polishing) by 1173ee4 "
+                                  "with `--resume-other-build`")]
 
 
 def segment_rows(folder):
@@ -93,6 +94,38 @@ def segments_section(directory):
             "(GNU time: wall, user + system CPU, peak resident set, its KiB as GB = 10⁹ bytes; exit status 5 is a "
             "SIGTERM at a safe point, signal 9 a SIGKILL, signal 15 a second SIGTERM, which stops at once). A segment still running, or stopped before it did anything worth keeping, is not here; "
             "what each segment did is under \"What the attempts say\".", ""] + text[:-1]
+
+
+def d128_end_to_end_section(directory):
+    """The finished (128,2,2) runs: an attempt folder with its report.json."""
+    text = []
+    for name, attempt in D128_ATTEMPTS:
+        path = os.path.join(directory, name, "report.json")
+        if not os.path.exists(path):
+            continue
+        report = json.load(open(path))
+        builds = [f"{b['git_commit']} (until {b['until']})" for b in report["provenance"].get("earlier_builds", [])]
+        by_stage = {}  # stage: [records, seconds], in the order of the run
+        for s in report["stages"]:
+            entry = by_stage.setdefault(str(s["stage"]), [0, 0.0])
+            entry[0] += 1
+            entry[1] += s["seconds"]
+        rows = [["polishing" if k == "polish" else f"stage {k}", str(n), secs(t)] for k, (n, t) in by_stage.items()]
+        rows.append(["all (the report's `seconds`)", str(len(report["stages"])), secs(report["seconds"])])
+        text += [f"{attempt} (`docs/bench/memory/{name}/report.json`): "
+                 f"`ok` {str(report['ok']).lower()}; max(Θ, W) relative error "
+                 f"{fmt(error(report, 'errors_before_polish'), 2)} after the paper's stages (target 1e−3) and "
+                 f"{fmt(error(report), 2)} after polishing (target 1e−12); resumed at "
+                 f"{', '.join(report['resumed_at'])}; written by {report['provenance']['git_commit']}"
+                 + (f", the steps before taken by {', '.join(builds)} (`provenance.earlier_builds`)"
+                    if builds else "") + ".", "",
+                 "Run time by stage, the report's stage records summed (the time of the segments that were "
+                 "stopped between two safe points is not in them; the segments table below has every "
+                 "segment's wall and CPU):", ""]
+        text += table(["stage", "records", "seconds"], rows, "lrr") + [""]
+    if not text:
+        return []
+    return ["## (128,2,2), end to end", ""] + text[:-1]
 
 
 def stage_windows(report):
@@ -242,6 +275,9 @@ def page(directory):
                  "upper bounds; resident sets do not depend on the load.", ""]
     learn, _ = learn_section(directory, run)
     text += learn + [""] + centre_section(rows) + [""] + projection_section(rows)
+    end_to_end = d128_end_to_end_section(directory)
+    if end_to_end:
+        text += [""] + end_to_end
     segments = segments_section(directory)
     if segments:
         text += [""] + segments

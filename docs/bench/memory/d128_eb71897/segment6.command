@@ -1,0 +1,1 @@
+/usr/bin/time -f %e %U %S %M -o /work/runs/d128c/segment6.time /work/runs/d128c/mhalearn learn /work/main/docs/bench/memory/d128_eb71897/d128_k2_m2_scale6_seed1.instance.json --seed 1 --threads 2 --no-reference --resume /work/runs/d128c/checkpoint --report /work/runs/d128c/report.json --resume-other-build
