@@ -354,8 +354,8 @@ std::pair<json, std::optional<Layer>> run_paper(const SampleSource& source, Lear
   if (auto e = cli::stop_at_from_environment(points.stop_at); !e.empty()) bad_input(e);
   std::optional<LearnState> resume;
   if (!k.s.resume.empty()) {
-    if (auto e = cli::read_resume(k.s.resume, points.match, points.provenance, k.s.resume_other_build, source.k(),
-                                  source.d(), o, resume);
+    if (auto e = cli::read_resume(k.s.resume, points.match, points.provenance, k.s.resume_other_build,
+                                  cli::Spelling::python, source.k(), source.d(), o, resume);
         !e.empty())
       bad_input("learn: resume: " + e);
   } else if (!k.s.checkpoint.empty()) {

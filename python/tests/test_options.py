@@ -122,7 +122,7 @@ def test_checkpoint_and_resume(inst, tmp_path, monkeypatch):
         assert np.array_equal(t1, t2) and np.array_equal(w1, w2)
     with pytest.raises(ValueError, match="checkpoint of another run"):
         mhalearn.learn(instance, **dict(BUDGET, rounds=3), polish=False, resume=ck)
-    with pytest.raises(ValueError, match="another build of mhalearn .*--resume-other-build accepts it"):
+    with pytest.raises(ValueError, match="another build of mhalearn .*resume_other_build accepts it"):
         mhalearn.learn(instance, **BUDGET, polish=False, resume=other)
     resumed, report = mhalearn.learn(instance, **BUDGET, polish=False, resume=other, resume_other_build=True)
     for (t1, w1), (t2, w2) in zip(whole.heads, resumed.heads):

@@ -188,8 +188,8 @@ std::string prepare_safe_points(const LearnArgs& a, const LearnOptions& o, const
   points.provenance = provenance;  // with earlier builds named once resumed (read_resume)
   if (auto e = stop_at_from_environment(points.stop_at); !e.empty()) return e;
   if (!s.resume.empty()) {
-    if (auto e = read_resume(s.resume, points.match, points.provenance, s.resume_other_build, a.in.source->k(),
-                             a.in.source->d(), o, resume);
+    if (auto e = read_resume(s.resume, points.match, points.provenance, s.resume_other_build, Spelling::cli,
+                             a.in.source->k(), a.in.source->d(), o, resume);
         !e.empty())
       return "--resume: " + e;
   } else if (!s.checkpoint.empty()) {

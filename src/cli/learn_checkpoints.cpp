@@ -49,13 +49,14 @@ json earlier_build(const json& written, const std::string& safe_point) {
 
 }  // namespace
 
-std::string read_resume(const std::string& dir, const json& match, json& provenance, bool other_build, int k, int d,
-                        const LearnOptions& o, std::optional<LearnState>& state) {
+std::string read_resume(const std::string& dir, const json& match, json& provenance, bool other_build,
+                        Spelling spelling, int k, int d, const LearnOptions& o, std::optional<LearnState>& state) {
   CheckpointRead c = read_checkpoint(dir);
   if (!c.ok()) return c.error;
   const json& written = c.checkpoint.provenance;
   const std::string other = build_difference(written, provenance);
-  if (!other.empty() && !other_build) return dir + ": " + other + " (--resume-other-build accepts it)";
+  if (!other.empty() && !other_build)
+    return dir + ": " + other + " (" + spell("--resume-other-build", spelling) + " accepts it)";
   if (auto e = match_difference(c.checkpoint.match, match); !e.empty())
     return dir + " is the checkpoint of another run: " + e;
   if (auto e = check_resume(c.checkpoint.state, d, k, o.m, o); !e.empty()) return dir + ": " + e;

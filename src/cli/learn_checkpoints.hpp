@@ -4,6 +4,7 @@
 // (learn/checkpoint.hpp has the format).
 #pragma once
 
+#include "cli/learn_settings.hpp"
 #include "learn/learner.hpp"
 
 #include <nlohmann/json.hpp>
@@ -37,13 +38,15 @@ struct SafePoints {
 std::string stop_at_from_environment(long long& stop_at);
 
 // Reads and checks the checkpoint of a resumed run against this one; "" or the
-// error. A checkpoint of another build is refused unless `other_build`, since
+// error (options spelled as `spelling` spells them). A checkpoint of another
+// build is refused unless `other_build`, since
 // the steps it took may give other bytes than this build's. `provenance` (this
 // run's) becomes the resumed run's: "earlier_builds" lists, oldest first, each
 // other build that wrote part of the run and the safe point it reached, so a
 // report never passes for one build's when it is not.
 std::string read_resume(const std::string& dir, const nlohmann::json& match, nlohmann::json& provenance,
-                        bool other_build, int k, int d, const LearnOptions& o, std::optional<LearnState>& state);
+                        bool other_build, Spelling spelling, int k, int d, const LearnOptions& o,
+                        std::optional<LearnState>& state);
 
 // Before a run with `checkpoint` (and no resume): the directory must not hold
 // one already, and is created now rather than after stage 1. "" or the error.

@@ -146,12 +146,6 @@ const char* type_name(LearnField field) {
       field);
 }
 
-std::string spell(const char* flag, Spelling spelling) {
-  if (spelling == Spelling::cli) return flag;
-  const LearnOptionSpec* spec = find_learn_option_by_flag(flag);
-  return spec ? learn_keyword(*spec) : flag;
-}
-
 bool in_choices(const char* choices, const std::string& value) {
   const std::string list = std::string("|") + choices + "|";
   return !value.empty() && value.find('|') == std::string::npos && list.find("|" + value + "|") != std::string::npos;
@@ -211,6 +205,12 @@ std::string adam_problem(const LearnSettings& s, bool has_truth, Spelling sp) {
 }
 
 }  // namespace
+
+std::string spell(const char* flag, Spelling spelling) {
+  if (spelling == Spelling::cli) return flag;
+  const LearnOptionSpec* spec = find_learn_option_by_flag(flag);
+  return spec ? learn_keyword(*spec) : flag;
+}
 
 const std::vector<LearnOptionSpec>& learn_option_table() { return kTable; }
 

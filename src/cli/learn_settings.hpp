@@ -75,6 +75,8 @@ std::string learn_methods_text(unsigned methods);
 
 // How the messages spell an option: the CLI's flag or Python's keyword.
 enum class Spelling { cli, python };
+// `flag` (a row's, as the CLI spells it) as `spelling` spells it: "--final-rounds" or "final_rounds".
+std::string spell(const char* flag, Spelling spelling);
 
 // "" or the one-line reason the settings cannot run: a value outside its
 // choices, an option given (`given`: flags) that the method does not read, the
