@@ -10,14 +10,16 @@ have:
     reaches max(Θ, W) error ≤ 1e−3, validation set included), and their ratio;
   * the end-to-end runs with polishing that carry a time target: (64,2,2) and
     (16,2,4), (16,2,5), each with `/usr/bin/time` (wall, CPU, peak RSS);
-  * with --sample-study, samples to 1e−3 at (16,2,2) on seeds 1–3 at both scales:
-    Adam on every seed, and the extended learner with the lean budget (LEAN)
-    beside its default budget (the diagnosis runs);
+  * with --sample-study, samples to 1e−3 on STUDY's configurations ((16,2,2) and
+    (32,2,2)): Adam on every seed, and the extended learner with the lean budget
+    (LEAN) beside its default budget (the diagnosis runs);
   * with --final-rounds-study, the extended learner at (16,2,3) with two final
     rounds (FINAL_ROUNDS) beside its defaults;
   * with --auto-final-study, the extended learner with the automatic final rounds
     (the default --final-rounds 0) on AUTO_STUDY's configurations beside the
     diagnosis grid's single final round;
+  * with --lean-grid-study D,K,M ..., the lean budget on those of the diagnosis grid's other
+    configurations (LEAN_GRID), seeds 1-3 at both scales, beside the defaults: would it hurt?
   * with --floor-study, the fewest samples with which the extended learner reaches
     1e−3 at (16,2,2) and (32,2,2), seed 1, both scales: the lean budget and its
     halvings (FLOOR_BUDGETS), early rounds only (no final round), against Adam.
@@ -25,7 +27,7 @@ have:
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
                           [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
                           [--timed NAME ...] [--sample-study] [--final-rounds-study] [--auto-final-study]
-                          [--floor-study]
+                          [--floor-study] [--lean-grid-study D,K,M ...]
 Standard library only; the runs go through scripts/experiments.py (every run's
 command is the first line of its log; --reuse keeps a finished run whose logged
 command is the one it would have).
@@ -51,7 +53,10 @@ TIMED = [("d64_k2_m2_scale6_seed1", (64, 2, 2, 6, 1), []),
 # than the defaults (2e5, 4e5, 2e6). Chosen on (16,2,2) scale 6 seed 1 (six budgets tried), then
 # run unchanged on the other five (scale, seed) pairs; docs/targets/NOTES.md has the trials.
 LEAN = ["--stage1-samples", "100000", "--crude-sculpt-samples", "200000", "--sculpt-samples", "1400000"]
-STUDY = [((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
+# The sample-ratio target's configurations: (16,2,2) on seeds 1-3 at both scales, (32,2,2) on
+# seeds 1-3 at scale 3 and seed 1 at scale 6 (Adam took 3016 s there on seed 1, so seeds 2-3 are left out).
+STUDY = ([((16, 2, 2), scale, seed) for scale in (6, 3) for seed in (1, 2, 3)]
+         + [((32, 2, 2), 3, seed) for seed in (1, 2, 3)] + [((32, 2, 2), 6, 1)])
 
 # Two final rounds at (16,2,3), where one leaves the body short of certified rows and stage 3's
 # W_Σ 2e−3 to 3e−2 off (diagnosis.md): stage 3 on the first final round's heads, then a final
@@ -75,6 +80,12 @@ FLOOR_STUDY = [((d, 2, 2), scale, 1) for d in (16, 32) for scale in (3, 6)]
 FLOOR_BUDGETS = ([(f"lean/{f}" if f > 1 else "lean", f, 0) for f in (1, 2, 4, 8)]
                  + [(f"lean/{f}, 4·d events", f, 4) for f in (2, 4, 8)])
 FLOOR_ROUNDS = ["--rounds", "3", "--final-sculpt-samples", "-1"]
+
+# Would the lean budget hurt where the defaults meet their targets? LEAN on the diagnosis grid's
+# other configurations (the sample study has (16,2,2)), both scales, seeds 1-3: every stage and
+# round as the defaults, final rounds included; only stage 1, round 0 and rounds 1-4 are leaner.
+LEAN_GRID_CONFIGS = [(16, 2, 3), (16, 4, 2), (16, 3, 2), (32, 2, 2), (16, 2, 4), (8, 2, 2), (64, 2, 2)]
+LEAN_GRID = [(config, scale, seed) for config in LEAN_GRID_CONFIGS for scale in (3, 6) for seed in (1, 2, 3)]
 
 
 def floor_options(factor, events_per_d=0, d=None):
@@ -139,25 +150,31 @@ def study_configurations(args, study):
 
 
 def sample_study(args):
-    """[(scale, seed, Adam, default-budget report, lean report)] for the (16,2,2) sample study."""
+    """[(config, scale, seed, Adam, default-budget report, lean report)] for the sample study."""
     rows = []
-    for scale, seed, name, inst, default in study_configurations(args, STUDY):
-        have = lambda what: args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
-        adam = adam_run(args, name, inst) if args.sample_study or have("adam") else None
-        lean = extended_run(args, name, inst, "lean", LEAN) if args.sample_study or have("lean") else None
-        rows.append((scale, seed, adam, default, lean))
+    for config, scale, seed in STUDY:
+        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
+            have = lambda what: args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
+            adam = adam_run(args, name, inst) if args.sample_study or have("adam") else None
+            lean = extended_run(args, name, inst, "lean", LEAN) if args.sample_study or have("lean") else None
+            rows.append((config, scale, seed, adam, default, lean))
     return rows
 
 
 def sample_study_lines(rows):
-    lines = ["", "## Samples to 1e−3 at (16,2,2): the default budget and a lean one", "",
+    lines = ["", "## Samples to 1e−3 at (16,2,2) and (32,2,2): the default budget and a lean one", "",
              "The extended learner before polishing, with its default budget (the diagnosis runs) and with the "
              f"lean budget `{' '.join(LEAN)}` (`mhalearn learn INSTANCE --variant extended --no-polish "
              "--no-reference` plus those options), against Adam on the same instance. Samples to 1e−3 as above; "
-             "ratio = learner / Adam.", ""]
-    cells = []
-    for scale, seed, adam, default, lean in rows:
+             "ratio = learner / Adam. (32,2,2) at scale 6 on seed 1 only: Adam took 3016 s there.", ""]
+    cells, within = [], {}
+    for config, scale, seed, adam, default, lean in rows:
         a = adam_samples_to_target(adam)
+        for what, report in (("default", default), ("lean", lean)):
+            n = learner_samples_to_target(report)
+            c = within.setdefault((config, scale, what), [0, 0])
+            c[0] += bool(n and a and n <= 2 * a)
+            c[1] += bool(a and report)
 
         def cell(report):
             n = learner_samples_to_target(report)
@@ -165,10 +182,18 @@ def sample_study_lines(rows):
                 return "not run"
             return f"{fmt(n)} ({n / a:.2f})" if n and a else (fmt(n) if n else "not reached")
         first = first_round_at_target(lean)
-        cells.append([scale, seed, fmt(a) if a else ("not reached" if adam else "not run"), cell(default), cell(lean),
+        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed,
+                      fmt(a) if a else ("not reached" if adam else "not run"), cell(default), cell(lean),
                       f"{fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))}"])
-    return lines + table(["scale", "seed", "Adam", "default budget (ratio)", "lean budget (ratio)",
-                          "lean: error of the first round ≤ 1e−3, final error"], cells, "rrrrrl")
+    lines += table(["(d,k,m)", "scale", "seed", "Adam", "default budget (ratio)", "lean budget (ratio)",
+                    "lean: error of the first round ≤ 1e−3, final error"], cells, "lrrrrrl")
+    lines.append("")
+    for (config, scale, what), (ok, ran) in within.items():
+        if what == "default":
+            lean_ok, lean_ran = within[(config, scale, "lean")]
+            lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ratio ≤ 2 on {ok} of {ran} seeds "
+                         f"with the default budget, {lean_ok} of {lean_ran} with the lean one.")
+    return lines
 
 
 def final_rounds_study(args):
@@ -273,8 +298,68 @@ def floor_study_lines(rows):
                    if learner_samples_to_target(r)]
         if a and reached:
             n, label = min(reached)
+            best = reports[[label for label, *_ in FLOOR_BUDGETS].index(label)]
+            rest = n - stage3_samples_to_target(best)
             lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: fewest samples to 1e−3 {fmt(n)} "
-                         f"({label}), {n / a:.2f}× Adam's {fmt(a)}.")
+                         f"({label}), {n / a:.2f}× Adam's {fmt(a)}; of them, stage 3 drew {fmt(n - rest)} and the "
+                         f"other stages (validation set included) {fmt(rest)}, {rest / a:.2f}× Adam's.")
+    return lines
+
+
+def stage3_samples_to_target(report):
+    """Of the samples drawn until a round's layer first reaches TARGET, those stage 3 drew: what a
+    stage 3 drawing nothing of its own would take off (the other stages' share is a floor for the budget)."""
+    drawn = 0
+    for s in report["stages"]:
+        if s["stage"] == "3":
+            drawn += s.get("samples", 0)
+        if s["stage"] == "6" and "theta_max_rel" in s and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET:
+            return drawn
+    return None
+
+
+def lean_grid_study(args):
+    """[(config, scale, seed, default report, lean report)] of LEAN_GRID: run for the configurations
+    --lean-grid-study names, read where --reuse finds a finished run."""
+    wanted = {tuple(int(x) for x in c.split(",")) for c in (args.lean_grid_study or [])}
+    rows = []
+    for config, scale, seed in LEAN_GRID:
+        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
+            have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_lean.report.json"))
+            lean = extended_run(args, name, inst, "lean", LEAN) if config in wanted or have else None
+            rows.append((config, scale, seed, default, lean))
+    return rows
+
+
+def lean_grid_study_lines(rows):
+    lines = ["", "## The lean budget across the grid: would it hurt?", "",
+             f"The lean budget (`{' '.join(LEAN)}`) on the diagnosis grid's other configurations, everything else "
+             "the defaults (final rounds included): `mhalearn learn INSTANCE --variant extended --no-polish "
+             "--no-reference --seed 1 --threads 2` plus those options, beside the grid's default run of the same "
+             "instance. Error: max(Θ, W) relative error of the paper's stages; samples to 1e−3 as above.", ""]
+    cells, counts = [], {}
+    for config, scale, seed, default, lean in rows:
+        if lean is None:
+            continue
+        e_def, e_lean = error(default, "errors_before_polish"), error(lean, "errors_before_polish")
+        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed, fmt(e_def), fmt(e_lean),
+                      fmt(learner_samples_to_target(default)) if learner_samples_to_target(default) else "not reached",
+                      fmt(learner_samples_to_target(lean)) if learner_samples_to_target(lean) else "not reached",
+                      fmt(default["samples_paper_stages"]) if default else "–", fmt(lean["samples_paper_stages"]),
+                      f"{lean['seconds']:.0f}"])
+        c = counts.setdefault((config, scale), [0, 0, 0])
+        c[0] += e_def is not None and e_def <= TARGET
+        c[1] += e_lean is not None and e_lean <= TARGET
+        c[2] += 1
+    lines += table(["(d,k,m)", "scale", "seed", "default: error", "lean: error", "default: samples to 1e−3",
+                    "lean: samples to 1e−3", "default: samples", "lean: samples", "lean: s"], cells, "lrrrrrrrrr")
+    lines.append("")
+    for (config, scale), (ok_def, ok_lean, ran) in counts.items():
+        lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok_lean} of {ran} seeds "
+                     f"with the lean budget, {ok_def} of {ran} with the defaults.")
+    missing = sorted({config for config, _, _, _, lean in rows if lean is None})
+    if missing:
+        lines.append("Not run with the lean budget: " + ", ".join(f"({d},{k},{m})" for d, k, m in missing) + ".")
     return lines
 
 
@@ -394,6 +479,8 @@ def main():
                         help="run the automatic final rounds (the default) on AUTO_STUDY's configurations")
     parser.add_argument("--floor-study", action="store_true",
                         help="make the floor study's runs (FLOOR_BUDGETS at (16,2,2) and (32,2,2), seed 1, both scales)")
+    parser.add_argument("--lean-grid-study", nargs="*", default=None, metavar="D,K,M",
+                        help="run the lean budget on these of LEAN_GRID_CONFIGS (seeds 1-3, both scales)")
     args = parser.parse_args()
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: relative_link(p, args.out)
@@ -421,10 +508,11 @@ def main():
     final2 = final_rounds_study(args)
     auto = auto_final_study(args)
     floor = floor_study(args)
-    write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, rel)
+    lean_grid = lean_grid_study(args)
+    write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel)
 
 
-def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, rel):
+def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel):
     lines = [
         "# The learner's targets across its regime",
         "",
@@ -438,7 +526,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         + (" --sample-study" if args.sample_study else "")
         + (" --final-rounds-study" if args.final_rounds_study else "")
         + (" --auto-final-study" if args.auto_final_study else "")
-        + (" --floor-study" if args.floor_study else ""),
+        + (" --floor-study" if args.floor_study else "")
+        + (" --lean-grid-study " + " ".join(args.lean_grid_study) if args.lean_grid_study else ""),
         "```",
         "",
         "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
@@ -495,7 +584,7 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
                      if cpu is not None else [name, "–", "–", "–", pair(before), pair(after), "–"])
     lines += table(["run", "wall s", "CPU s", "peak RSS MB (10⁶ bytes)", "paper's stages: Θ, W error",
                     "after polishing: Θ, W error", "samples"], cells, "lrrrllr")
-    if any(adam or lean for _, _, adam, _, lean in study):
+    if any(adam or lean for *_, adam, _, lean in study):
         lines += sample_study_lines(study)
     if any(more for _, _, _, more in final2):
         lines += final_rounds_study_lines(final2)
@@ -503,6 +592,8 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         lines += auto_final_study_lines(auto, load(os.path.join(args.diagnosis, "summary.json")))
     if any(r for *_, reports in floor for r in reports):
         lines += floor_study_lines(floor)
+    if any(lean for *_, lean in lean_grid):
+        lines += lean_grid_study_lines(lean_grid)
     lines.append("")
     notes = os.path.join(args.runs, "NOTES.md")  # what the numbers say, written by hand beside the runs
     if os.path.exists(notes):

@@ -52,7 +52,7 @@ exit 99
 """
 TARGETS_COMMAND = ["--adam-cap", "20000000", "--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
                    "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--auto-final-study", "--floor-study",
-                   "--reuse"]
+                   "--lean-grid-study", "16,2,3", "16,4,2", "16,3,2", "32,2,2", "16,2,4", "8,2,2", "64,2,2", "--reuse"]
 BUILT_FROM = "`mhalearn` built at 5a91196 (its code unchanged at c6b70f8), `mhalearn_faulty` at c6b70f8"
 BENCH_COMMAND = ("build/release/mhalearn_bench --benchmark_format=console --benchmark_out=docs/bench/forward.json "
                  "--benchmark_out_format=json --benchmark_display_aggregates_only=true "
