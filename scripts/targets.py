@@ -331,6 +331,11 @@ def lean_grid_study(args):
     return rows
 
 
+def samples_to_target_cell(report):
+    n = learner_samples_to_target(report)
+    return fmt(n) if n else ("not reached" if report else "not run")
+
+
 def lean_grid_study_lines(rows):
     lines = ["", "## The lean budget across the grid: would it hurt?", "",
              f"The lean budget (`{' '.join(LEAN)}`) on the diagnosis grid's other configurations, everything else "
@@ -343,8 +348,7 @@ def lean_grid_study_lines(rows):
             continue
         e_def, e_lean = error(default, "errors_before_polish"), error(lean, "errors_before_polish")
         cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed, fmt(e_def), fmt(e_lean),
-                      fmt(learner_samples_to_target(default)) if learner_samples_to_target(default) else "not reached",
-                      fmt(learner_samples_to_target(lean)) if learner_samples_to_target(lean) else "not reached",
+                      samples_to_target_cell(default), samples_to_target_cell(lean),
                       fmt(default["samples_paper_stages"]) if default else "–", fmt(lean["samples_paper_stages"]),
                       f"{lean['seconds']:.0f}"])
         c = counts.setdefault((config, scale), [0, 0, 0])
