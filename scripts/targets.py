@@ -100,13 +100,14 @@ def floor_run_name(factor, events_per_d):
     return f"floor{factor}" + (f"_events{events_per_d}d" if events_per_d else "")
 
 
-def first_round_at_target(report):
-    """(samples drawn, error) when a round's layer first reaches TARGET, or None (stage-6 rows carry its errors)."""
+def first_round_at_target(report, stages=None):
+    """(samples drawn, error) when a round's layer first reaches TARGET, or None (stage-6 rows carry its errors).
+    stages: count only these stages' samples (default: every stage's, and the validation set's)."""
     if not report:
         return None
-    drawn = report.get("validation_samples", 0)
+    drawn = report.get("validation_samples", 0) if stages is None else 0
     for s in report["stages"]:
-        drawn += s.get("samples", 0)
+        drawn += s.get("samples", 0) if stages is None or s["stage"] in stages else 0
         if s["stage"] == "6" and "theta_max_rel" in s and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET:
             return drawn, max(s["theta_max_rel"], s["w_max_rel"])
     return None
@@ -298,35 +299,30 @@ def floor_study_lines(rows):
                    if learner_samples_to_target(r)]
         if a and reached:
             n, label = min(reached)
+            # What a stage 3 drawing nothing of its own would take off: the other stages' share is a
+            # floor for this budget's rounds.
             best = reports[[label for label, *_ in FLOOR_BUDGETS].index(label)]
-            rest = n - stage3_samples_to_target(best)
+            stage3 = first_round_at_target(best, stages={"3"})[0]
+            rest = n - stage3
             lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: fewest samples to 1e−3 {fmt(n)} "
-                         f"({label}), {n / a:.2f}× Adam's {fmt(a)}; of them, stage 3 drew {fmt(n - rest)} and the "
+                         f"({label}), {n / a:.2f}× Adam's {fmt(a)}; of them, stage 3 drew {fmt(stage3)} and the "
                          f"other stages (validation set included) {fmt(rest)}, {rest / a:.2f}× Adam's.")
     return lines
 
 
-def stage3_samples_to_target(report):
-    """Of the samples drawn until a round's layer first reaches TARGET, those stage 3 drew: what a
-    stage 3 drawing nothing of its own would take off (the other stages' share is a floor for the budget)."""
-    drawn = 0
-    for s in report["stages"]:
-        if s["stage"] == "3":
-            drawn += s.get("samples", 0)
-        if s["stage"] == "6" and "theta_max_rel" in s and max(s["theta_max_rel"], s["w_max_rel"]) <= TARGET:
-            return drawn
-    return None
-
-
-def lean_grid_study(args):
+def lean_grid_study(args, study):
     """[(config, scale, seed, default report, lean report)] of LEAN_GRID: run for the configurations
-    --lean-grid-study names, read where --reuse finds a finished run."""
+    --lean-grid-study names, read where --reuse finds a finished run; a lean run the sample study
+    (its rows: `study`) already has is taken from it, not made again."""
     wanted = {tuple(int(x) for x in c.split(",")) for c in (args.lean_grid_study or [])}
+    from_study = {(config, scale, seed): lean for config, scale, seed, _, _, lean in study if lean}
     rows = []
     for config, scale, seed in LEAN_GRID:
         for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
             have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_lean.report.json"))
-            lean = extended_run(args, name, inst, "lean", LEAN) if config in wanted or have else None
+            lean = from_study.get((config, scale, seed))
+            if lean is None and (config in wanted or have):
+                lean = extended_run(args, name, inst, "lean", LEAN)
             rows.append((config, scale, seed, default, lean))
     return rows
 
@@ -512,7 +508,7 @@ def main():
     final2 = final_rounds_study(args)
     auto = auto_final_study(args)
     floor = floor_study(args)
-    lean_grid = lean_grid_study(args)
+    lean_grid = lean_grid_study(args, study)
     write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel)
 
 
