@@ -145,23 +145,32 @@ def extended_run(args, name, inst, what, options):
     return run(Run(f"{name}_{what}", cmd, args.runs, report=report), reuse=args.reuse).report
 
 
+def config_label(config):
+    """(d,k,m) as the pages write it."""
+    return "({},{},{})".format(*config)
+
+
 def study_configurations(args, study):
-    """(scale, seed, name, instance path, the default extended report) of a study's configurations."""
+    """(config, scale, seed, name, instance path, the default extended report) of a study's configurations."""
     for (d, k, m), scale, seed in study:
         name = f"d{d}_k{k}_m{m}_scale{scale}_seed{seed}"
         default = load(os.path.join(args.diagnosis, f"{name}_extended.report.json"))
-        yield scale, seed, name, os.path.join(args.diagnosis, name + ".json"), default
+        yield (d, k, m), scale, seed, name, os.path.join(args.diagnosis, name + ".json"), default
+
+
+def committed(args, name, what):
+    """Whether --reuse will read the run {name}_{what} from the committed runs instead of making it."""
+    return args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
 
 
 def sample_study(args):
     """[(config, scale, seed, Adam, default-budget report, lean report)] for the sample study."""
     rows = []
-    for config, scale, seed in STUDY:
-        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
-            have = lambda what: args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
-            adam = adam_run(args, name, inst) if args.sample_study or have("adam") else None
-            lean = extended_run(args, name, inst, "lean", LEAN) if args.sample_study or have("lean") else None
-            rows.append((config, scale, seed, adam, default, lean))
+    for config, scale, seed, name, inst, default in study_configurations(args, STUDY):
+        adam = adam_run(args, name, inst) if args.sample_study or committed(args, name, "adam") else None
+        wanted = args.sample_study or committed(args, name, "lean")
+        lean = extended_run(args, name, inst, "lean", LEAN) if wanted else None
+        rows.append((config, scale, seed, adam, default, lean))
     return rows
 
 
@@ -186,7 +195,7 @@ def sample_study_lines(rows):
                 return "not run"
             return f"{fmt(n)} ({n / a:.2f})" if n and a else (fmt(n) if n else "not reached")
         first = first_round_at_target(lean)
-        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed,
+        cells.append([config_label(config), scale, seed,
                       fmt(a) if a else ("not reached" if adam else "not run"), cell(default), cell(lean),
                       f"{fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))}"])
     lines += table(["(d,k,m)", "scale", "seed", "Adam", "default budget (ratio)", "lean budget (ratio)",
@@ -195,7 +204,7 @@ def sample_study_lines(rows):
     for (config, scale, what), (ok, ran) in within.items():
         if what == "default":
             lean_ok, lean_ran = within[(config, scale, "lean")]
-            lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ratio ≤ 2 on {ok} of {ran} seeds "
+            lines.append(config_label(config) + f", scale {scale}: ratio ≤ 2 on {ok} of {ran} seeds "
                          f"with the default budget, {lean_ok} of {lean_ran} with the lean one.")
     return lines
 
@@ -203,9 +212,9 @@ def sample_study_lines(rows):
 def final_rounds_study(args):
     """[(scale, seed, default report, report with FINAL_ROUNDS)] at (16,2,3)."""
     rows = []
-    for scale, seed, name, inst, default in study_configurations(args, FINAL_ROUNDS_STUDY):
-        have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_final2.report.json"))
-        more = extended_run(args, name, inst, "final2", FINAL_ROUNDS) if args.final_rounds_study or have else None
+    for _, scale, seed, name, inst, default in study_configurations(args, FINAL_ROUNDS_STUDY):
+        wanted = args.final_rounds_study or committed(args, name, "final2")
+        more = extended_run(args, name, inst, "final2", FINAL_ROUNDS) if wanted else None
         rows.append((scale, seed, default, more))
     return rows
 
@@ -243,28 +252,25 @@ def final_rounds_study_lines(rows):
 def auto_final_study(args):
     """[(config, scale, seed, one-final-round report, automatic report)] of AUTO_STUDY."""
     rows = []
-    for config, scale, seed in AUTO_STUDY:
-        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
-            have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_auto.report.json"))
-            auto = extended_run(args, name, inst, "auto", []) if args.auto_final_study or have else None
-            rows.append((config, scale, seed, default, auto))
+    for config, scale, seed, name, inst, default in study_configurations(args, AUTO_STUDY):
+        wanted = args.auto_final_study or committed(args, name, "auto")
+        auto = extended_run(args, name, inst, "auto", []) if wanted else None
+        rows.append((config, scale, seed, default, auto))
     return rows
 
 
 def floor_study(args):
     """[(config, scale, Adam report, [report per FLOOR_BUDGETS entry])]."""
     rows = []
-    for config, scale, seed in FLOOR_STUDY:
-        for _, _, name, inst, _ in study_configurations(args, [(config, scale, seed)]):
-            adam = load(os.path.join(args.runs, f"{name}_adam.report.json"))
-            reports = []
-            for label, factor, events_per_d in FLOOR_BUDGETS:
-                what = floor_run_name(factor, events_per_d)
-                have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_{what}.report.json"))
-                wanted = args.floor_study or have
-                options = floor_options(factor, events_per_d, config[0])
-                reports.append(extended_run(args, name, inst, what, options) if wanted else None)
-            rows.append((config, scale, adam, reports))
+    for config, scale, _, name, inst, _ in study_configurations(args, FLOOR_STUDY):
+        adam = load(os.path.join(args.runs, f"{name}_adam.report.json"))
+        reports = []
+        for _, factor, events_per_d in FLOOR_BUDGETS:
+            what = floor_run_name(factor, events_per_d)
+            options = floor_options(factor, events_per_d, config[0])
+            wanted = args.floor_study or committed(args, name, what)
+            reports.append(extended_run(args, name, inst, what, options) if wanted else None)
+        rows.append((config, scale, adam, reports))
     return rows
 
 
@@ -283,7 +289,7 @@ def floor_study_lines(rows):
     cells = []
     for config, scale, adam, reports in rows:
         a = adam_samples_to_target(adam)
-        row = [f"({config[0]},{config[1]},{config[2]})", scale, fmt(a) if a else "–"]
+        row = [config_label(config), scale, fmt(a) if a else "–"]
         for report in reports:
             n = learner_samples_to_target(report)
             if report is None:
@@ -307,7 +313,7 @@ def floor_study_lines(rows):
             best = reports[[label for label, *_ in FLOOR_BUDGETS].index(label)]
             stage3 = first_round_at_target(best, stages={"3"})[0]
             rest = n - stage3
-            lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: fewest samples to 1e−3 {fmt(n)} "
+            lines.append(config_label(config) + f", scale {scale}: fewest samples to 1e−3 {fmt(n)} "
                          f"({label}), {n / a:.2f}× Adam's {fmt(a)}; of them, stage 3 drew {fmt(stage3)} and the "
                          f"other stages (validation set included) {fmt(rest)}, {rest / a:.2f}× Adam's.")
     return lines
@@ -320,13 +326,11 @@ def lean_grid_study(args, study):
     wanted = {tuple(int(x) for x in c.split(",")) for c in (args.lean_grid_study or [])}
     from_study = {(config, scale, seed): lean for config, scale, seed, _, _, lean in study if lean}
     rows = []
-    for config, scale, seed in LEAN_GRID:
-        for _, _, name, inst, default in study_configurations(args, [(config, scale, seed)]):
-            have = args.reuse and os.path.exists(os.path.join(args.runs, f"{name}_lean.report.json"))
-            lean = from_study.get((config, scale, seed))
-            if lean is None and (config in wanted or have):
-                lean = extended_run(args, name, inst, "lean", LEAN)
-            rows.append((config, scale, seed, default, lean))
+    for config, scale, seed, name, inst, default in study_configurations(args, LEAN_GRID):
+        lean = from_study.get((config, scale, seed))
+        if lean is None and (config in wanted or committed(args, name, "lean")):
+            lean = extended_run(args, name, inst, "lean", LEAN)
+        rows.append((config, scale, seed, default, lean))
     return rows
 
 
@@ -346,7 +350,7 @@ def lean_grid_study_lines(rows):
         if lean is None:
             continue
         e_def, e_lean = error(default, "errors_before_polish"), error(lean, "errors_before_polish")
-        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed, fmt(e_def), fmt(e_lean),
+        cells.append([config_label(config), scale, seed, fmt(e_def), fmt(e_lean),
                       samples_to_target_cell(default), samples_to_target_cell(lean),
                       fmt(default["samples_paper_stages"]) if default else "–", fmt(lean["samples_paper_stages"]),
                       f"{lean['seconds']:.0f}"])
@@ -358,7 +362,7 @@ def lean_grid_study_lines(rows):
                     "lean: samples to 1e−3", "default: samples", "lean: samples", "lean: s"], cells, "lrrrrrrrrr")
     lines.append("")
     for (config, scale), (ok_def, ok_lean, ran) in counts.items():
-        lines.append(f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok_lean} of {ran} seeds "
+        lines.append(config_label(config) + f", scale {scale}: ≤ 1e−3 on {ok_lean} of {ran} seeds "
                      f"with the lean budget, {ok_def} of {ran} with the defaults.")
     missing = sorted({config for config, _, _, _, lean in rows if lean is None})
     if missing:
@@ -425,7 +429,7 @@ def auto_final_study_lines(rows, summary=None):
     for config, scale, seed, default, auto in rows:
         if auto is None:
             continue
-        cells.append([f"({config[0]},{config[1]},{config[2]})", scale, seed,
+        cells.append([config_label(config), scale, seed,
                       one_final_round_cell(default),
                       final_rounds_of(auto), fmt(error(auto, "errors_before_polish")), fmt(auto["samples_paper_stages"]),
                       f"{auto['seconds']:.0f}"])
@@ -436,7 +440,7 @@ def auto_final_study_lines(rows, summary=None):
                     "error", "samples", "s"], cells, "lrrlrrrr")
     lines.append("")
     for (config, scale), (ok, ran) in sorted(counts.items(), key=lambda c: (c[0][0], -c[0][1])):
-        line = f"({config[0]},{config[1]},{config[2]}), scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults."
+        line = config_label(config) + f", scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults."
         reading = diagnosis_reading(summary, config, scale) if 3 * ok < 2 * ran else ""
         lines.append(line + (f" The diagnosis grid (diagnosis.md): {reading}." if reading else ""))
     return lines
@@ -500,7 +504,7 @@ def main():
             name1 = seeds[0][0]
             inst = os.path.join(args.diagnosis, name1 + ".json")
             wanted = args.adam_only is None or f"{d},{k},{m},{scale}" in args.adam_only
-            done = args.reuse and os.path.exists(os.path.join(args.runs, f"{name1}_adam.report.json"))
+            done = committed(args, name1, "adam")
             adam = adam_run(args, name1, inst) if os.path.exists(inst) and (wanted or done) else None
             accuracy_rows.append(((d, k, m), scale, seeds, adam))
 
