@@ -8,7 +8,9 @@ each page in its from-existing-runs mode and compares it with the committed one:
 
   docs/diagnosis.md, docs/diagnosis/summary.json
                      scripts/diagnose.py --grid --corner --existing
-  docs/targets.md    scripts/targets.py (the page's command) --reuse
+  docs/targets.md    scripts/targets.py (the page's command) --reuse, and again with
+                     --reuse alone (no study options: every study's runs read, the
+                     command line aside)
   docs/bench/net.md  scripts/net_table.py docs/bench/net
   docs/noise.md, docs/data/noise_*.tsv
                      scripts/noise.py --page-only (with the real tool: the test
@@ -53,6 +55,7 @@ exit 99
 TARGETS_COMMAND = ["--adam-cap", "20000000", "--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
                    "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--auto-final-study", "--floor-study",
                    "--lean-grid-study", "16,2,3", "16,4,2", "16,3,2", "32,2,2", "16,2,4", "8,2,2", "64,2,2", "--reuse"]
+TARGETS_READ_ONLY = "docs/targets_reuse_only.md"
 BUILT_FROM = "`mhalearn` built at 5a91196 (its code unchanged at c6b70f8), `mhalearn_faulty` at c6b70f8"
 BENCH_COMMAND = ("build/release/mhalearn_bench --benchmark_format=console --benchmark_out=docs/bench/forward.json "
                  "--benchmark_out_format=json --benchmark_display_aggregates_only=true "
@@ -120,6 +123,9 @@ def main():
 
         regenerate("diagnose.py", ["scripts/diagnose.py", "--tool", t, "--grid", "--corner", "--existing"])
         regenerate("targets.py", ["scripts/targets.py", "--tool", t] + TARGETS_COMMAND)
+        # Without the study options, --reuse alone must read every committed run of the studies.
+        regenerate("targets.py --reuse", ["scripts/targets.py", "--tool", t, "--adam-cap", "20000000", "--reuse",
+                                          "--out", TARGETS_READ_ONLY])
         regenerate("net_table.py", ["scripts/net_table.py", "docs/bench/net"], stdout="docs/bench/net.md")
         numpy = has_numpy()
         if numpy:  # the real tool: --page-only samples the test inputs and runs `forward` (no learn)
@@ -145,7 +151,8 @@ def main():
                   ("docs/data/wsum_stable_rank.tsv", None), ("docs/data/hardness_study.tsv", None),
                   ("docs/results.md", lambda line: not stamp.search(line)),
                   ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
-                  ("docs/benchmarks.md", lambda line: not stamp.search(line))]
+                  ("docs/benchmarks.md", lambda line: not stamp.search(line)),
+                  ("docs/targets.md", lambda line: not line.startswith("python3 scripts/targets.py"), TARGETS_READ_ONLY)]
         committed_tsv = sorted(n for n in os.listdir(os.path.join(ROOT, "docs/results")) if n.endswith(".tsv"))
         checks += [(f"docs/results/{name}", None) for name in committed_tsv if os.path.exists(os.path.join(data, name))]
         for name in sorted(set(os.listdir(data)) - set(committed_tsv)):
@@ -155,19 +162,20 @@ def main():
         if numpy:
             checks += [("docs/noise.md", None)] + [(f"docs/data/noise_{n}.tsv", None)
                                                    for n in ("errors", "float32", "sqrt_n")]
-        for path, keep in checks:
+        for path, keep, *regenerated in checks:  # regenerated: where it was written, when not at path
             with open(os.path.join(ROOT, path)) as f:
                 committed = f.read().splitlines(keepends=True)
-            with open(os.path.join(sandbox, path)) as f:
+            with open(os.path.join(sandbox, *(regenerated or [path]))) as f:
                 made = f.read().splitlines(keepends=True)
             if keep:
                 committed, made = [x for x in committed if keep(x)], [x for x in made if keep(x)]
+            label = f"{path} against {regenerated[0]}" if regenerated else path
             if committed == made:
-                print(f"same   {path}")
+                print(f"same   {label}")
             else:
                 diff = "".join(difflib.unified_diff(committed, made, path + " (committed)", path + " (regenerated)", n=1))
-                problems.append(f"{path} differs:\n{diff[:4000]}")
-                print(f"DIFF   {path}")
+                problems.append(f"{label} differs:\n{diff[:4000]}")
+                print(f"DIFF   {label}")
         if left:
             print(f"not written by results.py (left by an earlier version): {', '.join(left)}")
         if not numpy:
