@@ -27,6 +27,7 @@ a run declares as varying (`vary`: a wall-clock budget measured from another run
 
   Run(name, argv, runs, ...)        one configuration's run (see the class)
   run(spec, reuse=False)            -> Result: made now, or read back when finished
+  Learners(reports), learner_label  which build made each run: a page's learner column
   reusable(spec)                    -> the finished Result run() would read back, or None
   run_all(specs, reuse, jobs=N)     -> [Result] in the order given, N at a time
   generate(tool, path, d, k, m, scale, seed)   an instance, unless it exists
@@ -136,7 +137,20 @@ def driver_arguments(doc, default_tool="build/release/mhalearn"):
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--tool", default=default_tool, help="the mhalearn binary to run")
     ap.add_argument("--reuse", action="store_true", help="read back the finished runs instead of running them again")
+    ap.add_argument("--remake-other-learners", action="store_true",
+                    help="with --reuse: make again every run whose report another build made (another fingerprint "
+                         "than the tool's), so that the page's learner rows share the tool's")
     return ap
+
+
+def require_learner(args):
+    """After a driver parsed driver_arguments(): with --remake-other-learners, reuse only runs of the tool's
+    fingerprint (REQUIRE_LEARNER). Refuses a tool that prints no fingerprint."""
+    global REQUIRE_LEARNER
+    if getattr(args, "remake_other_learners", False):
+        REQUIRE_LEARNER = tool_fingerprint(args.tool)
+        if not REQUIRE_LEARNER:
+            sys.exit(f"--remake-other-learners: {args.tool} --version prints no fingerprint")
 
 
 def draw(script, cwd):
@@ -210,6 +224,80 @@ def made_on(runs, names):
     dates = sorted({r.get("date", "unknown") for r in rows})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     return f"{values('machine')}, commit {values('commit')}, {when}"
+
+
+# --------------------------------------------------------------------------- which learner made a run
+# Every report records the fingerprint of the build that made it (provenance.build.fingerprint:
+# the sources without comments and the settings that reach the arithmetic; cmake/fingerprint.py).
+# A page names, per row, the learner its numbers came from, and marks rows of another learner
+# than the page's; reports older than fingerprints are named by their commit.
+
+
+def report_fingerprint(report):
+    """The fingerprint of the build that wrote `report`, or None (no report, or one from before fingerprints)."""
+    build = ((report or {}).get("provenance") or {}).get("build") or {}
+    return build.get("fingerprint")
+
+
+def report_commit(report):
+    """The short commit the report's build was configured at, or None."""
+    commit = ((report or {}).get("provenance") or {}).get("git_commit")
+    return commit[:7] if commit and commit != "unknown" else None
+
+
+def learner_label(report):
+    """Who made a report, as a page names it: the fingerprint's first 8 hex digits, or (a report
+    from before fingerprints) `commit C`; `–` without a report."""
+    fp = report_fingerprint(report)
+    if fp:
+        return fp[:8]
+    commit = report_commit(report)
+    return f"commit {commit}" if commit else DASH
+
+
+def tool_fingerprint(tool):
+    """The fingerprint `tool --version` prints, or None (no such tool, or a build from before fingerprints)."""
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r"fingerprint ([0-9a-f]{16})", out)
+    return m.group(1) if m else None
+
+
+class Learners:
+    """The learners behind one page's runs. The page's learner is the label most of its runs carry
+    (ties: the first in sorted order), so that a page regenerated from its committed runs does not
+    depend on the build that regenerates it; `cell(report)` names a row's learner and marks one
+    that is not the page's with a dagger, `note()` says what the marks mean."""
+
+    MARK = "†"
+
+    def __init__(self, reports):
+        labels = [learner_label(r) for r in reports if r]
+        counts = {}
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        self.page = min(counts, key=lambda label: (-counts[label], label)) if counts else None
+        self.others = sorted(set(labels) - {self.page})
+
+    def cell(self, report):
+        label = learner_label(report)
+        return label if label == self.page or label == DASH else f"{label} {self.MARK}"
+
+    def note(self):
+        """One line for under the page's tables."""
+        if self.page is None:
+            return "No learner run on this page."
+        page = f"`{self.page}`" if not self.page.startswith("commit") else self.page
+        line = (f"Learner: every row names the build that made it (column \"learner\": the first 8 hex digits of its "
+                f"fingerprint, `mhalearn --version`; reports older than fingerprints: their commit). "
+                f"This page's learner is {page}")
+        if not self.others:
+            return line + ", and every row is its."
+        return line + (f"; rows marked {self.MARK} were made by another learner ("
+                       + ", ".join(f"`{o}`" if not o.startswith("commit") else o for o in self.others)
+                       + ") and describe it, not this page's.")
 
 
 def tool_path(tool):
@@ -415,12 +503,20 @@ def execute(spec):
 _print_lock = threading.Lock()
 
 
+# A fingerprint: with it set (a driver's --remake-other-learners), a finished run whose report
+# another build made is made again instead of read back.
+REQUIRE_LEARNER = None
+
+
 def reusable(spec):
-    """The run's Result read back when it finished with this command (and `keep` accepts it), else None."""
+    """The run's Result read back when it finished with this command (and `keep` accepts it, and,
+    with REQUIRE_LEARNER set, its report was made by that learner), else None."""
     prev = previous(spec)
-    if prev is not None and same_command(prev.command, spec.command(), spec.tool, spec.vary) and spec.keep(prev):
-        return prev
-    return None
+    if prev is None or not same_command(prev.command, spec.command(), spec.tool, spec.vary) or not spec.keep(prev):
+        return None
+    if REQUIRE_LEARNER and spec.report is not None and report_fingerprint(prev.report) != REQUIRE_LEARNER:
+        return None
+    return prev
 
 
 def run(spec, reuse=False, quiet=False):
