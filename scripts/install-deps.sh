@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs mhalearn's build and test dependencies from Debian packages.
 # Idempotent: installs only what is missing, so a second run does nothing.
+#   scripts/install-deps.sh               what the build and the test command need
+#   scripts/install-deps.sh --platforms   and what scripts/platform_check.py needs
 set -euo pipefail
 
 packages=(
@@ -26,12 +28,26 @@ packages=(
   universal-ctags
 )
 
+# scripts/platform_check.py (other CPUs, clang, aarch64): the arm64 cross
+# compiler, the arm64 builds of the libraries (Debian multiarch) and qemu's
+# user-mode emulators. Only with --platforms: the test command does not need them.
+if [[ " $* " == *" --platforms "* ]]; then
+  packages+=(qemu-user crossbuild-essential-arm64 libgmp-dev:arm64 libmpfr-dev:arm64 coinor-libclp-dev:arm64
+             zlib1g-dev:arm64)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "install-deps: adding the arm64 architecture (multiarch)"
+    $([ "$(id -u)" -ne 0 ] && echo sudo) dpkg --add-architecture arm64
+    # The package lists must then be read again, whatever is missing.
+    force_update=1
+  fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ -z "${force_update:-}" ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi
