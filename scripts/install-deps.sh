@@ -26,14 +26,17 @@ packages=(
   python3-venv python3-pip python3-setuptools
   # tests/docs/function_length.py measures functions with universal-ctags.
   universal-ctags
+  # qemu's user-mode emulators: the test command runs the golden outputs on an
+  # emulated Intel CPU (scripts/platform_check.py --fast skylake).
+  qemu-user
 )
 
 # scripts/platform_check.py (other CPUs, clang, aarch64): the arm64 cross
-# compiler, the arm64 builds of the libraries (Debian multiarch) and qemu's
-# user-mode emulators. Only with --platforms: the test command does not need them.
+# compiler and the arm64 builds of the libraries (Debian multiarch). Only with
+# --platforms: the test command does not need them.
 if [[ " $* " == *" --platforms "* ]]; then
-  packages+=(qemu-user crossbuild-essential-arm64 libgmp-dev:arm64 libmpfr-dev:arm64 coinor-libclp-dev:arm64
-             zlib1g-dev:arm64)
+  packages+=(crossbuild-essential-arm64 libgmp-dev:arm64 libmpfr-dev:arm64 coinor-libclp-dev:arm64
+             zlib1g-dev:arm64 libgomp1:arm64)
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     echo "install-deps: adding the arm64 architecture (multiarch)"
     $([ "$(id -u)" -ne 0 ] && echo sudo) dpkg --add-architecture arm64

@@ -20,6 +20,7 @@ Platforms (each a part that runs on its own):
             against aarch64 (qemu), value by value; its row counts functions
 
   scripts/platform_check.py [--fast] [--markdown FILE] [PART ...]   (default: every part)
+      [--reference TOOL]   compare with what TOOL writes here, not with the committed bytes
       [--cmake-arg ARG ... --folder-suffix S]   another configuration of the clang and aarch64 builds
 
 --fast runs the golden commands without the two learner runs and no committed
@@ -160,8 +161,8 @@ def largest_relative_difference(expected, got):
     return worst
 
 
-def golden_part(tool, fast, scratch):
-    """(output names, problems, largest relative difference) over the golden outputs."""
+def golden_outputs(tool, fast, scratch):
+    """Runs the golden commands with TOOL; (the folder of their outputs, the output names)."""
     commands = [c for c in golden.COMMANDS if not (fast and c[1][0] == "learn")]
     folder = tempfile.mkdtemp(prefix="golden-", dir=scratch)
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -169,14 +170,36 @@ def golden_part(tool, fast, scratch):
         run([tool] + argv, cwd=folder, env=env)
     for name, argv, _ in commands:
         run([tool] + argv, cwd=folder, env=env)
-    outputs = [f for _, _, files in commands for f in files]
-    bad = golden.compare(golden.EXPECTED, outputs, folder)
+    return folder, [f for _, _, files in commands for f in files]
+
+
+def reference_outputs(options, scratch):
+    """The folder of normalised outputs to compare with: tests/golden/expected/, or
+    those --reference TOOL writes here (made once)."""
+    if not options.reference:
+        return golden.EXPECTED
+    if not getattr(options, "reference_folder", None):
+        folder, outputs = golden_outputs(os.path.abspath(options.reference), options.fast, scratch)
+        options.reference_folder = os.path.join(scratch, "reference")
+        os.makedirs(options.reference_folder)
+        for f in outputs:
+            open(os.path.join(options.reference_folder, f), "wb").write(golden.normalise(os.path.join(folder, f)))
+    return options.reference_folder
+
+
+def golden_part(tool, options, scratch):
+    """(output names, problems, largest relative difference) over the golden outputs."""
+    expected_dir = reference_outputs(options, scratch)
+    folder, outputs = golden_outputs(tool, options.fast, scratch)
+    if options.keep:
+        shutil.copytree(folder, os.path.join(options.keep, options.part), dirs_exist_ok=True)
+    bad = golden.compare(expected_dir, outputs, folder)
     sizes = {}
     for f in outputs:
-        if open(os.path.join(golden.EXPECTED, f), "rb").read() != golden.normalise(os.path.join(folder, f)):
+        if open(os.path.join(expected_dir, f), "rb").read() != golden.normalise(os.path.join(folder, f)):
             expected = os.path.join(scratch, "expected-" + f)
-            # The committed file is already normalised; numbers() normalises again (a no-op).
-            shutil.copy(os.path.join(golden.EXPECTED, f), expected)
+            # The reference file is already normalised; numbers() normalises again (a no-op).
+            shutil.copy(os.path.join(expected_dir, f), expected)
             sizes[f] = largest_relative_difference(expected, os.path.join(folder, f))
     if sizes:
         print("  differing files, largest relative difference: "
@@ -184,14 +207,31 @@ def golden_part(tool, fast, scratch):
     return outputs, bad, max(sizes.values(), default=0.0)
 
 
+def learner_run_difference(tool, options, scratch):
+    """None when the committed learner run re-run with TOOL gives the committed report's
+    bytes (or, with --reference, the reference tool's re-run's), else the difference."""
+    if not options.reference:
+        return check_runs.check(LEARNER_RUN, scratch, tool)
+    reports = []
+    for name, t in (("reference", os.path.abspath(options.reference)), ("platform", tool)):
+        folder = os.path.join(scratch, f"run-{name}-{len(os.listdir(scratch))}")
+        os.makedirs(folder)
+        check_runs.check(LEARNER_RUN, folder, t)
+        reports.append(os.path.join(folder, LEARNER_RUN + ".report.json"))
+    if not all(os.path.exists(r) for r in reports):
+        return f"{LEARNER_RUN}: a re-run wrote no report"
+    problem = check_runs.report_difference(*reports)
+    return None if problem is None else f"{LEARNER_RUN}: {problem}" + check_runs.provenance_note(*reports)
+
+
 def platform_part(part, options, scratch):
     fast = options.fast
     tool = tool_for(part, scratch, options)
-    outputs, bad, worst = golden_part(tool, fast, scratch)
+    outputs, bad, worst = golden_part(tool, options, scratch)
     names = [f"tests/golden/expected/{f}" for f in outputs]
     problems = [first_value(b) for b in bad]
     if not fast:
-        problem = check_runs.check(LEARNER_RUN, scratch, tool)
+        problem = learner_run_difference(tool, options, scratch)
         names.append(f"docs/results/runs/{LEARNER_RUN}.report.json")
         if problem:
             print("  " + problem, flush=True)
@@ -261,6 +301,10 @@ def main():
     ap.add_argument("--release", default=os.path.join(ROOT, "build/release/mhalearn"),
                     help="the release build's mhalearn (host, skylake, avx512)")
     ap.add_argument("--markdown", help="also write the table (with the command and date) to this file")
+    ap.add_argument("--reference", metavar="TOOL",
+                    help="compare with the bytes this mhalearn writes here (e.g. build/portable/mhalearn) instead of "
+                         "the committed ones")
+    ap.add_argument("--keep", metavar="DIR", help="keep each part's golden outputs in DIR/PART")
     ap.add_argument("--cmake-arg", action="append", default=[],
                     help="an extra configure argument for the clang and aarch64 builds, e.g. -DMHALEARN_EIGEN_VECTORS=ON")
     ap.add_argument("--folder-suffix", default="", help="build in build/platform/PART+SUFFIX (another configuration)")
@@ -272,6 +316,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="mhalearn-platform-") as scratch:
         for part in parts:
             print(f"== {part}", flush=True)
+            a.part = part
             load0, t0, c0 = open("/proc/loadavg").read().split()[:3], time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
                 same, differ, first, worst = libm_part(scratch) if part == "libm" else platform_part(part, a, scratch)
@@ -289,7 +334,10 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     command = " ".join(["scripts/platform_check.py"] + sys.argv[1:])
-    lines = [f"`{command}` at commit {commit}, {datetime.date.today()}, on {cpu_model()} ({os.cpu_count()} cores):",
+    against = (f"the bytes `{os.path.relpath(os.path.abspath(a.reference), ROOT)}` writes on this machine"
+               if a.reference else "the committed bytes (tests/golden/expected/, docs/results/runs/)")
+    lines = [f"`{command}` at commit {commit}, {datetime.date.today()}, on {cpu_model()} ({os.cpu_count()} cores); "
+             f"compared with {against}:",
              "", "| platform | files identical | files differing | first differing value "
              "| largest relative difference | time |",
              "|---|---:|---:|---|---:|---|"]
