@@ -1,7 +1,7 @@
 # Cross-compiling for 64-bit ARM (aarch64) on Debian with its own packages:
 # the cross compiler (crossbuild-essential-arm64) and the arm64 libraries
 # installed through multiarch (NAME:arm64, under /usr/lib/aarch64-linux-gnu).
-# The programs run here under qemu-aarch64 (scripts/platform_check.sh).
+# The programs run here under qemu-aarch64 (scripts/platform_check.py).
 #   cmake -S . -B build/platform/aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
