@@ -11,8 +11,9 @@
 namespace mha {
 
 // The build and machine facts that decide (or could decide) floating-point
-// results: {"arithmetic", "isa_level", "fp_flags", "build_type", "compiler",
-// "libraries": {...}, "cpu", "threads_available", "fingerprint"}.
+// results: {"arithmetic", "bytes", "architecture", "isa_level",
+// "eigen_vector_doubles", "fp_flags", "build_type", "compiler", "libraries": {...},
+// "cpu", "cpu_features", "threads_available", "fingerprint"}.
 nlohmann::json arithmetic_provenance();
 
 // tool, version, commit, the caller's command and options, and "arithmetic".
