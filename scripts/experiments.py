@@ -414,7 +414,7 @@ def instance_hash(path, cwd=ROOT):
 
 
 def _option_text(v):
-    return json.dumps(v) if isinstance(v, (bool, type(None))) else (f"{v!r}" if isinstance(v, float) else str(v))
+    return f"{v!r}" if isinstance(v, float) else (v if isinstance(v, str) else json.dumps(v))
 
 
 def run_identity(report=None, command=None, label=None, cwd=ROOT):
@@ -445,31 +445,45 @@ def run_identity(report=None, command=None, label=None, cwd=ROOT):
     return {"command": " ".join(kept), "instance": instance, "learner": label or NOT_RECORDED}
 
 
+def run_key(run):
+    """A short name of a run identity (the first 12 hex digits of the SHA-256 of its JSON)."""
+    import hashlib
+    return hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()[:12]
+
+
 class Facts:
     """The facts of one page: `add(run, quantity, text, row)` for each number printed from one run
     (run: run_identity(); quantity: a key of QUANTITIES; text: as printed; row: the text of the row's
     first cell, which the page's line holding the number also holds), then `write()` to
-    docs/facts/<the page's path under docs/, `/` as `_`>.json."""
+    docs/facts/<the page's path under docs/, `/` as `_`>.json:
+    {"page": PATH, "runs": {KEY: identity}, "facts": [[KEY, quantity, text, row], ...]}."""
 
     def __init__(self, page):
         self.page = os.path.relpath(os.path.abspath(page), ROOT)
-        self.facts = []
+        self.runs, self.facts = {}, []
 
     def add(self, run, quantity, text, row):
         if quantity not in QUANTITIES:
             raise ValueError(f"facts: unknown quantity {quantity!r}")
         if text is None or str(text) in ("", DASH):
             return
-        self.facts.append({"run": run, "quantity": quantity, "text": str(text), "row": str(row)})
+        key = run_key(run)
+        self.runs[key] = run
+        self.facts.append([key, quantity, str(text), str(row)])
 
     def path(self):
+        """docs/facts/NAME.json for a page under docs/; beside the page (PAGE.facts.json) elsewhere."""
         name = os.path.relpath(os.path.join(ROOT, self.page), os.path.join(ROOT, "docs"))
+        if name.startswith(".."):
+            return os.path.splitext(os.path.join(ROOT, self.page))[0] + ".facts.json"
         return os.path.join(FACTS, os.path.splitext(name)[0].replace(os.sep, "_") + ".json")
 
     def write(self):
-        os.makedirs(FACTS, exist_ok=True)
-        write_page(self.path(), json.dumps({"page": self.page, "facts": self.facts}, indent=1, ensure_ascii=False)
-                   + "\n")
+        path = self.path()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        text = json.dumps({"page": self.page, "runs": self.runs}, indent=1, ensure_ascii=False, sort_keys=True)
+        facts = ",\n".join("  " + json.dumps(f, ensure_ascii=False) for f in self.facts)
+        write_page(path, text[:-2] + ',\n "facts": [\n' + facts + "\n ]\n}\n")
 
 
 # --------------------------------------------------------------------------- Adam's samples to 1e-3: one rule

@@ -32,6 +32,7 @@ each page in its from-existing-runs mode and compares it with the committed one:
   docs/wsum.md, docs/hardness.md (and their data)
                      scripts/wsum.py --reuse, scripts/hardness.py --reuse
 
+docs/facts/*.json (the numbers each page prints, with their runs) are compared too.
 docs/learner.md and docs/stages12.md are written by hand.
 
   tests/scripts/regenerate_pages.py --tool build/release/mhalearn [--keep DIR]
@@ -153,6 +154,11 @@ def main():
                   ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
                   ("docs/benchmarks.md", lambda line: not stamp.search(line)),
                   ("docs/targets.md", lambda line: not line.startswith("python3 scripts/targets.py"), TARGETS_READ_ONLY)]
+        # Every page's facts (docs/facts/, tests/docs/cross_page.py) are written again with the page.
+        facts = os.path.join(ROOT, "docs", "facts")
+        committed_facts = sorted(n for n in os.listdir(facts) if n.endswith(".json")) if os.path.isdir(facts) else []
+        checks += [(f"docs/facts/{name}", None) for name in committed_facts
+                   if name != "noise.json" or numpy]
         committed_tsv = sorted(n for n in os.listdir(os.path.join(ROOT, "docs/results")) if n.endswith(".tsv"))
         checks += [(f"docs/results/{name}", None) for name in committed_tsv if os.path.exists(os.path.join(data, name))]
         for name in sorted(set(os.listdir(data)) - set(committed_tsv)):

@@ -401,7 +401,12 @@ def test_facts_name_their_run_and_the_adam_rule():
         facts = ex.Facts(os.path.join(ex.ROOT, "docs", "bench", "x.md"))
         facts.add(run, "samples", "4.2e+07", "(16,2,2)")
         facts.add(run, "final error", ex.DASH, "(16,2,2)")  # an absent number is no fact
-        assert len(facts.facts) == 1 and facts.path().endswith(os.path.join("docs", "facts", "bench_x.json"))
+        assert facts.facts == [[ex.run_key(run), "samples", "4.2e+07", "(16,2,2)"]] and list(facts.runs) == [ex.run_key(run)]
+        assert facts.path().endswith(os.path.join("docs", "facts", "bench_x.json"))
+        facts.page = os.path.relpath(os.path.join(folder, "x.md"), ex.ROOT)  # a page outside docs/: its facts beside it
+        facts.write()
+        written = json.load(open(os.path.join(folder, "x.facts.json")))
+        assert written["facts"] == facts.facts and written["runs"] == facts.runs
         try:
             facts.add(run, "speed", "1", "r")
             raise AssertionError("a fact of an unknown quantity was recorded")
