@@ -53,7 +53,7 @@ for a in "$@"; do case "$a" in --help|--version) exec "{tool}" "$@";; esac; done
 echo "$0 $*" >> "{calls}"
 exit 99
 """
-TARGETS_COMMAND = ["--adam-cap", "20000000", "--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
+TARGETS_COMMAND = ["--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1",
                    "d16_k2_m5_scale3_seed1", "--sample-study", "--final-rounds-study", "--auto-final-study", "--floor-study",
                    "--lean-grid-study", "16,2,3", "16,4,2", "16,3,2", "32,2,2", "16,2,4", "8,2,2", "64,2,2", "--reuse"]
 TARGETS_READ_ONLY = "docs/targets_reuse_only.md"
@@ -125,7 +125,7 @@ def main():
         regenerate("diagnose.py", ["scripts/diagnose.py", "--tool", t, "--grid", "--corner", "--existing"])
         regenerate("targets.py", ["scripts/targets.py", "--tool", t] + TARGETS_COMMAND)
         # Without the study options, --reuse alone must read every committed run of the studies.
-        regenerate("targets.py --reuse", ["scripts/targets.py", "--tool", t, "--adam-cap", "20000000", "--reuse",
+        regenerate("targets.py --reuse", ["scripts/targets.py", "--tool", t, "--reuse",
                                           "--out", TARGETS_READ_ONLY])
         regenerate("net_table.py", ["scripts/net_table.py", "docs/bench/net"], stdout="docs/bench/net.md")
         numpy = has_numpy()
