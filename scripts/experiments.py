@@ -737,7 +737,12 @@ def _fingerprint_of(spec, prev):
     the one its runs directory's provenance.json recorded; None when neither records one."""
     if spec.report is not None:
         return report_fingerprint(prev.report)
-    entry = (load(os.path.join(spec.path(spec.runs), "provenance.json")) or {}).get(spec.name) or {}
+    return recorded_fingerprint(spec.path(spec.runs), spec.name)
+
+
+def recorded_fingerprint(runs, name):
+    """The fingerprint a runs directory's provenance.json recorded for run `name`, or None."""
+    entry = (load(os.path.join(runs, "provenance.json")) or {}).get(name) or {}
     return entry.get("fingerprint") or (_FINGERPRINT.search(entry.get("version", "")) or [None, None])[1]
 
 
@@ -787,3 +792,15 @@ def generate(tool, path, d, k, m, scale, seed, extra=(), reuse=True, cwd=None):
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
     return path
+
+
+if __name__ == "__main__":
+    # `python3 scripts/experiments.py provenance TOOL [BINARY]`: provenance_now() as JSON on stdout (commit, date,
+    # machine, the build's --version and fingerprint), for shell scripts whose outputs record none (a benchmark's
+    # JSON); BINARY: the program that ran, when TOOL (`mhalearn`, for --version) is its build's other binary.
+    if sys.argv[1:2] != ["provenance"] or len(sys.argv) not in (3, 4):
+        sys.exit("usage: experiments.py provenance TOOL [BINARY]")
+    made = provenance_now(os.path.abspath(sys.argv[2]), os.getcwd())
+    if len(sys.argv) == 4:
+        made["binary"] = sys.argv[3]
+    print(json.dumps(made, indent=1, sort_keys=True))
