@@ -472,7 +472,7 @@ class Facts:
         self.facts.append([key, quantity, str(text), str(row)])
 
     def path(self):
-        """docs/facts/NAME.json for a page under docs/; beside the page (PAGE.facts.json) elsewhere."""
+        """docs/facts/<page>.json for a page under docs/; beside the page (PAGE.facts.json) elsewhere."""
         name = os.path.relpath(os.path.join(ROOT, self.page), os.path.join(ROOT, "docs"))
         if name.startswith(".."):
             return os.path.splitext(os.path.join(ROOT, self.page))[0] + ".facts.json"

@@ -266,7 +266,12 @@ def auto_final_study(args):
     rows = []
     for config, scale, seed, name, inst, default in study_configurations(args, AUTO_STUDY):
         wanted = args.auto_final_study or committed(args, name, "auto")
-        auto = extended_run(args, name, inst, "auto", []) if wanted else None
+        if default and ((default.get("provenance") or {}).get("options") or {}).get("final_rounds") == 0:
+            # The diagnosis run was made with the automatic final rounds, the default: it is this study's run
+            # (the same command), so the page gives that one run file's numbers, not a second run's.
+            auto = default if wanted else None
+        else:
+            auto = extended_run(args, name, inst, "auto", []) if wanted else None
         rows.append((config, scale, seed, default, auto))
     return rows
 

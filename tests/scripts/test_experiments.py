@@ -412,8 +412,8 @@ def test_facts_name_their_run_and_the_adam_rule():
             raise AssertionError("a fact of an unknown quantity was recorded")
         except ValueError:
             pass
-        spec = ex.adam_rule_run("build/release/mhalearn", "docs/diagnosis/d.json", "d_adam")
-        assert spec.command() == ("build/release/mhalearn learn docs/diagnosis/d.json --method adam --seed 1 --threads 2 "
+        spec = ex.adam_rule_run("build/release/mhalearn", "inst/d.json", "d_adam")
+        assert spec.command() == ("build/release/mhalearn learn inst/d.json --method adam --seed 1 --threads 2 "
                                   f"--stop-at-error 0.001 --max-samples 20000000 --report {ex.ADAM_RULE_RUNS}/d_adam.report.json")
         trajectory = [{"samples": 512, "seconds": 0.1, "theta_max_rel": 0.5, "w_max_rel": 0.2},
                       {"samples": 1024, "seconds": 0.2, "theta_max_rel": 9e-4, "w_max_rel": 1.1e-3},
