@@ -6,6 +6,7 @@
 #include "cli/processes.hpp"
 #include "cli/stop_signals.hpp"
 #include "data/oracle.hpp"
+#include "data/provenance.hpp"
 #include "geometry/convex_body.hpp"
 #include "util/progress.hpp"
 #include "version.hpp"
@@ -85,8 +86,7 @@ int main(int argc, char** argv) {
   if (!prints_and_writes() && (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)))
     return kExitFailedRun;
   CLI::App app{"mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths"};
-  app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit +
-                                        "; arithmetic: " + mha::kArithmetic + ", " + mha::kFloatingPointFlags + ")");
+  app.set_version_flag("--version", mha::version_text());
   app.require_subcommand(1);
   std::map<std::string, Runner> runners;
   runners["generate"] = add_generate(app);

@@ -1,5 +1,6 @@
 #include "data/provenance.hpp"
 
+#include "fingerprint.hpp"
 #include "version.hpp"
 
 #include <ClpConfig.h>
@@ -68,7 +69,15 @@ json arithmetic_provenance() {
           {"compiler", compiler_name()},
           {"libraries", library_versions()},
           {"cpu", cpu_model()},
-          {"threads_available", omp_get_max_threads()}};
+          {"threads_available", omp_get_max_threads()},
+          {"fingerprint", kFingerprint}};
+}
+
+const char* build_fingerprint() { return kFingerprint; }
+
+std::string version_text() {
+  return std::string("mhalearn ") + kVersion + " (" + kGitCommit + "; fingerprint " + kFingerprint +
+         "; arithmetic: " + kArithmetic + ", " + kFloatingPointFlags + ")";
 }
 
 json make_provenance(const std::string& command, const json& options) {
