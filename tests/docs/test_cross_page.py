@@ -23,11 +23,13 @@ def run_of(learner="commit 1111111", threads=2, horizon=20000000, instance="d32"
 
 
 def write_docs(folder, pages, facts):
-    """pages: {name: text}; facts: {page name: [(run, quantity, text, row)]}."""
+    """pages: {name: text}, written to FOLDER/pages/; facts: {page name: [(run, quantity, text, row)]}, to
+    FOLDER/docs/facts/ (a page's path is the repository's, here FOLDER's)."""
     docs = os.path.join(folder, "docs")
     os.makedirs(os.path.join(docs, "facts"))
+    os.makedirs(os.path.join(folder, "pages"))
     for name, text in pages.items():
-        with open(os.path.join(docs, name), "w") as f:
+        with open(os.path.join(folder, "pages", name), "w") as f:
             f.write(text)
     for name, items in facts.items():
         runs, rows = {}, []
@@ -35,7 +37,7 @@ def write_docs(folder, pages, facts):
             runs[f"k{n}"] = run
             rows.append([f"k{n}", quantity, text, row])
         with open(os.path.join(docs, "facts", name.replace(".md", ".json")), "w") as f:
-            json.dump({"page": f"docs/{name}", "runs": runs, "facts": rows}, f)
+            json.dump({"page": f"pages/{name}", "runs": runs, "facts": rows}, f)
     return docs
 
 
@@ -62,7 +64,7 @@ def test_agreeing_facts_pass():
                      (run_of(learner="commit 2222222", instance="d64"), "Adam's samples to 1e-3", "1.81e+07",
                       "(64,2,2)")]})
         with open(os.path.join(docs, "facts", "a2.json"), "w") as f:
-            json.dump({"page": "docs/a.md", "runs": {"k": run_of(instance="d64")}, "facts": [["k", "Adam's samples to 1e-3",
+            json.dump({"page": "pages/a.md", "runs": {"k": run_of(instance="d64")}, "facts": [["k", "Adam's samples to 1e-3",
                                                                                "not reached", "(64,2,2)"]]}, f)
         status, out = check(docs)
         assert status == 0 and "0 problems" in out, out
@@ -84,9 +86,9 @@ def test_a_planted_disagreement_and_a_drifted_fact_are_reported():
         assert status == 1, out
         disagree = [line for line in out.splitlines() if line.startswith("DISAGREE")]
         drifted = [line for line in out.splitlines() if line.startswith("DRIFTED")]
-        assert any("1.6e+07 on docs/a.md" in line and "3.41e+07 on docs/b.md" in line for line in disagree), out
+        assert any("1.6e+07 on pages/a.md" in line and "3.41e+07 on pages/b.md" in line for line in disagree), out
         assert any("not reached" in line for line in disagree), out
-        assert any("'449.68'" in line and "docs/a.md" in line for line in drifted), out
+        assert any("'449.68'" in line and "pages/a.md" in line for line in drifted), out
         # Another horizon is another run: no disagreement (the rule's horizon is part of the run).
         docs2 = write_docs(os.path.join(folder, "2"), {"a.md": PAGE_A, "b.md": PAGE_B.replace("1.64e+07", "3.41e+07")}, {
             "a.md": [(run_of(), "Adam's samples to 1e-3", "1.6e+07", "(32,2,2)")],
