@@ -116,7 +116,10 @@ def included_section(title, name):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench", name)
     if not os.path.exists(path):
         return []
-    return [f"## {title}", "", open(path).read().rstrip(), ""]
+    text = open(path).read().rstrip()
+    # Its learner notes speak of its own page: say which, where they stand in this one.
+    text = text.replace("This page's learner is", f"[bench/{name}](bench/{name})'s learner is")
+    return [f"## {title}", "", text, ""]
 
 
 def torch_section(torch_rows, header, learners, label):
