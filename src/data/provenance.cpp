@@ -139,8 +139,13 @@ json arithmetic_provenance() {
 const char* build_fingerprint() { return kFingerprint; }
 
 std::string version_text() {
-  return std::string("mhalearn ") + kVersion + " (" + kGitCommit + "; fingerprint " + kFingerprint +
-         "; arithmetic: " + kArithmetic + ", " + kFloatingPointFlags + ")";
+  // Appended piece by piece: GCC 12 warns (-Warray-bounds, a false positive) on a
+  // long chain of operator+ over string literals.
+  std::string text = "mhalearn ";
+  for (const char* piece : {kVersion, " (", kGitCommit, "; fingerprint ", kFingerprint, "; arithmetic: ",
+                            kArithmetic, ", ", kFloatingPointFlags, ")"})
+    text += piece;
+  return text;
 }
 
 json make_provenance(const std::string& command, const json& options) {
