@@ -111,12 +111,22 @@ def fmt_rate(x):
     return "–" if x is None else f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
+def rebased_links(text, folder="bench"):
+    """An included page's relative links, rewritten to resolve from docs/ (the page is in docs/FOLDER/)."""
+    def rebase(m):
+        target = m.group(2)
+        if re.match(r"[a-z]+:|#|/", target):
+            return m.group(0)
+        return m.group(1) + os.path.normpath(os.path.join(folder, target)) + ")"
+    return re.sub(r"(\]\()([^)\s]+)\)", rebase, text)
+
+
 def included_section(title, name):
     """A section kept in its own file under docs/bench/ by the script that measures it."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench", name)
     if not os.path.exists(path):
         return []
-    text = open(path).read().rstrip()
+    text = rebased_links(open(path).read().rstrip())
     # Its learner notes speak of its own page: say which, where they stand in this one.
     text = text.replace("This page's learner is", f"[bench/{name}](bench/{name})'s learner is")
     return [f"## {title}", "", text, ""]
@@ -172,7 +182,7 @@ def arithmetic_section():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench/arithmetic.md")
     if not os.path.exists(path):
         return []
-    return ["## The speed cost of the reproducible build", "", open(path).read().rstrip(), ""]
+    return ["## The speed cost of the reproducible build", "", rebased_links(open(path).read().rstrip()), ""]
 
 
 def main():
