@@ -65,7 +65,8 @@ std::string architecture() {
 std::string cpu_model() {
 #if defined(__x86_64__)
   unsigned int regs[12] = {};
-  if (__get_cpuid_max(0x80000000, nullptr) >= 0x80000004) {
+  // GCC's __get_cpuid_max returns unsigned int, clang's int: compare as unsigned.
+  if (static_cast<unsigned int>(__get_cpuid_max(0x80000000, nullptr)) >= 0x80000004u) {
     for (unsigned int i = 0; i < 3; ++i)
       __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
     std::string brand(reinterpret_cast<const char*>(regs), sizeof regs);
