@@ -113,7 +113,8 @@ ComparisonPart compare_slabs(const Bodies& bodies) {
     for (size_t c = 0; c < fs[r].a.size(); ++c) l1 += std::abs(fs[r].a[c] - rs[r].a[c]);
     part.record(l1 * tol::bound_evaluation_factor(static_cast<long long>(fs[r].a.size())), rb.normal_bound);
   }
-  if (bodies.slab_count_mismatch > 0) part.agree = false;
+  // A row certified on both paths with a different number of slabs: decided, and wrong.
+  for (int r = 0; r < bodies.slab_count_mismatch; ++r) part.record_decision(false);
   part.detail = std::to_string(fs.size()) + " slabs of " + std::to_string(bodies.rows_both) +
                 " rows both paths certify; " + std::to_string(bodies.rows_excluded) +
                 " rows certified on one path only or undecided (left out of both bodies)" +

@@ -44,6 +44,11 @@ void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparis
     c.detail = "both paths find K empty";
     return;
   }
+  if (!fast.x.allFinite()) {  // NaN or ±∞ in the returned point: never within its tolerance
+    c.record_decision(false);
+    c.detail = "the reference certifies K empty; the fast path returns a point that is not finite";
+    return;
+  }
   double worst = 0;
   for (const Slab& s : body.slabs())
     worst = std::max(worst, (std::abs(Eigen::Map<const Eigen::VectorXd>(s.a.data(), body.dim()).dot(fast.x) - s.b) - s.eta) /
