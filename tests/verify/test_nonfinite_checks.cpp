@@ -26,7 +26,7 @@ VerifyOptions small_options() {
   VerifyOptions o;
   o.forward_samples = 4;
   o.stage1_samples = 100;
-  o.certify_samples = 20;
+  o.certify_samples = 60;
   o.w_samples = 32;
   o.selection_samples = 50;
   o.polish_samples = 32;
@@ -114,7 +114,8 @@ bool never_agrees(const Comparison& corrupted_row, const Comparison& clean_row) 
 }  // namespace
 
 TEST_CASE("every check: a NaN or ±∞ in the fast path's output never agrees", "[verify][nonfinite]") {
-  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  // The instance of test_verify.cpp's every-stage test: every stage compares on it.
+  const Instance inst = mha::test::generated_instance(10, 2, 2, 3.0, 12);
   const VerifyOptions o = small_options();
   // Each fast path (and the parts' own: slabs, the proxy, the net), and the verify row it feeds.
   const std::vector<std::string> stages = {"forward", "1", "2", "2 slabs", "3", "3 proxy", "5", "6", "6 net", "polish"};
@@ -125,6 +126,7 @@ TEST_CASE("every check: a NaN or ±∞ in the fast path's output never agrees", 
     INFO("stage " << s << ": " << clean[s].detail);
     REQUIRE(clean[s].compared > 0);
     REQUIRE_FALSE(disagrees(clean[s]));
+    if (s == "2 slabs") REQUIRE(clean[s].parts.at(0).compared > 0);  // certified rows: slabs to corrupt
   }
   int cases = 0;
   mha::test::property("a NaN or ±∞ in a fast path's output never agrees", 2 * static_cast<int>(stages.size()), [&] {
