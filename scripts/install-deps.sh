@@ -24,6 +24,9 @@ packages=(
   python3-venv python3-pip python3-setuptools
   # tests/docs/function_length.py measures functions with universal-ctags.
   universal-ctags
+  # scripts/mutation_check.py finds its mutation sites with libclang; the exact
+  # values of the pinned bounds (tests/numeric/tolerance_values.py) use mpmath.
+  python3-clang-14 python3-mpmath
 )
 
 missing=()

@@ -1,16 +1,36 @@
 #!/usr/bin/env python3
-"""Hand-made mutation check of the lemma-level code (proofs/mutation_check.md).
+"""Mutation testing of the verdict code (docs/mutation.md records the runs).
 
-Each mutation replaces one exact snippet of one source file (it must occur
-once), rebuilds the release unit_tests and property_tests, and runs the tests
-of the mutated unit twice: without the cases tagged [hardening] (the suite
-before they were added) and with them. The file is restored byte for byte
-afterwards, whatever happens; the tree is rebuilt clean at the end.
+Generated mutants (the default): every mutation site of the verdict code
+(SCOPE below) found by libclang and rewritten by the operators of
+scripts/mutation_schema.py — relational operators flipped and negated (including
+`!(a <= b)` → `a > b`), constants ×10 and ×0.1, terms dropped, branches swapped,
+loop bounds ± 1 — all mutants of a file in one *schema* compiled once, in a copy of
+the tree built in its own folder; `MHALEARN_MUTANT=<id>` picks one at run time.
+Each mutant is run against the fast targeted tests of its file first (TARGETED:
+the verdict code's own binary `verdict_tests`, Catch2 specs), and against the full
+unit and property suites only when those pass. EQUIVALENT names the mutants
+that cannot change any result, each with the reason.
 
-  scripts/mutation_check.py [--build build/release] [--only M3,M7]
-  scripts/mutation_check.py --check-snippets   (every snippet still in its file)
+  scripts/mutation_check.py --list                 the mutants, by file and operator (no build)
+  scripts/mutation_check.py --run [--full] [--files F,...] [--work DIR]
+                                                   build the schema tree, run every mutant, write
+                                                   DIR/results.json; --full puts the survivors of the
+                                                   targeted tests through unit_tests and property_tests
+  scripts/mutation_check.py --report [--work DIR]  the table of docs/mutation.md from results.json
+  scripts/mutation_check.py --self-test            the generator on a small file: each operator's
+                                                   mutants, the schema compiled and selected (CTest)
+
+Named faults (the fixed list the project started with, and issue 54's five):
+
+  scripts/mutation_check.py --named [--build build/release] [--only M3,F7,N1]
+  scripts/mutation_check.py --check-snippets       every named snippet still in its file (CTest)
 """
 import argparse
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -18,21 +38,56 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The verdict code: the comparisons, the bounds, every stage's check, verify, and the
+# learner's reference step.
+SCOPE = ["src/numeric/comparison.cpp",
+         "src/stages/stage1/check.cpp", "src/stages/stage2/check.cpp", "src/stages/stage2/body_check.cpp",
+         "src/stages/stage3/check.cpp", "src/stages/stage3/selection_check.cpp", "src/stages/stage5/check.cpp",
+         "src/stages/stage6/check.cpp", "src/stages/stage6/net_check.cpp", "src/stages/polish/check.cpp",
+         "src/verify/verify.cpp", "src/verify/faults.cpp", "src/learn/reference_checks.cpp",
+         "src/numeric/tolerance.cpp"]
+
+# The targeted tests of each file: Catch2 specs of `verdict_tests` (tests/numeric/,
+# tests/verify/), run in order until one fails.
+TARGETED = {
+    "src/numeric/comparison.cpp": ["[comparison]", "[verify]"],
+    "src/numeric/tolerance.cpp": ["[tolerance]", "[nonfinite]"],
+    "src/stages/stage1/check.cpp": ["[nonfinite]", "[verify]"],
+    "src/stages/stage2/check.cpp": ["[certify]", "[verify]"],
+    "src/stages/stage2/body_check.cpp": ["[certify]", "[verify]"],
+    "src/stages/stage3/check.cpp": ["[stage3]", "[verify]"],
+    "src/stages/stage3/selection_check.cpp": ["[stage3]", "[verify]"],
+    "src/stages/stage5/check.cpp": ["[verify]"],
+    "src/stages/stage6/check.cpp": ["[stage6]", "[verify]"],
+    "src/stages/stage6/net_check.cpp": ["[stage6]", "[verify]"],
+    "src/stages/polish/check.cpp": ["[polish]", "[verify]"],
+    "src/verify/verify.cpp": ["[verify]"],
+    "src/verify/faults.cpp": ["[verify]"],
+    "src/learn/reference_checks.cpp": ["[branches]", "[reference]"],
+}
+TARGETED_TIMEOUT = 300    # s per spec: a mutant that hangs a test is killed by the timeout
+FULL_TIMEOUT = 1800
+
+# Mutants that cannot change any result, by their key (file|function|operator|original|
+# replacement|n, as --list prints it), each with the reason.
+EQUIVALENT = {
+}
+
 # (id, file, old, new, what, unit_tests spec, property_tests spec or None)
 MUTATIONS = [
     ("M1", "src/numeric/tolerance.cpp", "const double e = gamma(16 * rows * cols + 30 * 16 * cols * cols);",
      "const double e = gamma(16 * rows * cols + 30 * 8 * cols * cols);",
      "jacobi_singular_value_bound: half the sweep roundings (~2× too small)",
      "[tolerance],[certify]", "*margin*"),
-    ("M2", "src/numeric/tolerance.cpp", "return x_fro * qr_least_squares_relative_bound(",
+    ("M2", "tests/support/test_tolerances.cpp", "return x_fro * qr_least_squares_relative_bound(",
      "return 0.5 * x_fro * qr_least_squares_relative_bound(",
      "least_squares_fit_bound 2× too small", "[tolerance],[stage3]", "*margin*"),
-    ("M3", "src/numeric/tolerance.cpp", "return 2.0 * gamma(terms - 1) * abs_z_sum",
+    ("M3", "tests/support/test_tolerances.cpp", "return 2.0 * gamma(terms - 1) * abs_z_sum",
      "return gamma(terms - 1) * abs_z_sum", "head_reorder_bound 2× too small", "[tolerance]", "*permut*"),
     ("M4", "src/numeric/tolerance.cpp", "const double exponent_error = (2.0 * logit_error +",
      "const double exponent_error = (logit_error +", "double_softmax_relative_error: logit error counted once",
      "[tolerance],[certify]", None),
-    ("M5", "src/numeric/tolerance.cpp", "double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }",
+    ("M5", "tests/support/test_tolerances.cpp", "double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }",
      "double rescaled_norm_relative(long long entries) { return gamma(entries + 4); }",
      "rescaled_norm_relative ~2× too small", "[tolerance],[io],[generate]", None),
     ("M6", "src/stages/stage2/certify.cpp", "if (every ? !(v_least >= o.v_min) : !(v[row] >= o.v_min)) return;",
@@ -109,15 +164,283 @@ MUTATIONS = [
     ("F11", "src/model/forward_error.cpp", "const double coefficient = e + gk * (1.0 + e) + gmd * (1.0 + e) * (1.0 + gk);",
      "const double coefficient = e + gk * (1.0 + e);",
      "the design route's bound without the products with W", "[forward]", "*objective*"),
+    # The five faults of issue "The checker checked" that passed every test at 21af68a,
+    # each now killed by a test of that issue.
+    ("N1", "src/numeric/comparison.cpp", "if (!(difference <= item_bound) || !std::isfinite(difference)) agree = false;",
+     "if (difference > item_bound) agree = false;", "record: a NaN difference counts as agreement",
+     "[comparison]", None),
+    ("N2", "src/numeric/tolerance.cpp", "return (eps / (gap - eps) + orthogonality) * bound_evaluation_factor(8);",
+     "return (eps / gap + orthogonality) * bound_evaluation_factor(8);",
+     "singular_subspace_sin_bound with ε/gap for ε/(gap − ε)", "[tolerance]", None),
+    ("N3", "src/stages/polish/check.cpp", "case BandSide::above: part.record_decision(false); break;",
+     "case BandSide::above: part.record_undecided(); break;",
+     "polishing's accepted step: a rise of the reference objective undecided", "[polish]", None),
+    ("N4", "src/stages/stage3/check.cpp", "if (worst > 2) {", "if (worst > 20) {",
+     "stage 3's empty body: 'beyond the contract' at 20 tolerances for 2", "[stage3]", None),
+    ("N5", "src/learn/reference_checks.cpp",
+     "bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} * d <= max_unknowns; }",
+     "bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} <= max_unknowns; }",
+     "the large references' gate compares d, not d², with --reference-max-unknowns", "[branches]", None),
 ]
 
 
-def run(cmd, timeout=1800):
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def build(build_dir):
-    r = run(["cmake", "--build", build_dir, "-j", "2", "--target", "unit_tests", "property_tests"])
+def run(cmd, timeout=1800, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# ---- generated mutants
+
+def schema_module():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import mutation_schema
+    return mutation_schema
+
+
+def compile_commands(build):
+    path = Path(build) / "compile_commands.json"
+    if not path.exists():
+        sys.exit(f"{path} missing: configure first (cmake --preset release)")
+    return json.loads(path.read_text())
+
+
+def generate(files, build):
+    """{file: schema text} and the mutants (ids global, in SCOPE order)."""
+    ms = schema_module()
+    cc = compile_commands(build)
+    schemata, mutants = {}, []
+    for f in files:
+        text, ms_mutants = ms.generate(str(ROOT / f), cc, str(ROOT), len(mutants))
+        schemata[f] = text
+        mutants += ms_mutants
+    return schemata, mutants
+
+
+def mutant_record(m):
+    return {"id": m.id, "file": m.file, "line": m.line, "function": m.function, "operator": m.operator,
+            "original": m.original, "replacement": m.replacement, "key": m.key}
+
+
+def cmd_list(a):
+    _, mutants = generate(a.files, a.build)
+    by = {}
+    for m in mutants:
+        by.setdefault(m.file, {}).setdefault(m.operator, 0)
+        by[m.file][m.operator] += 1
+    for f in a.files:
+        ops = by.get(f, {})
+        print(f"{f}: {sum(ops.values())}  " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+    print(f"{len(mutants)} mutants in {len(a.files)} files; {sum(m.key in EQUIVALENT for m in mutants)} named equivalent")
+    if a.verbose:
+        for m in mutants:
+            print(f"{m.id}\t{m.file}:{m.line}\t{m.function}\t{m.operator}\t{m.original}  =>  {m.replacement}\t{m.key}")
+    return 0
+
+
+def copy_tree(dest):
+    """The working tree's files (tracked and new, not ignored) copied to dest."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT).stdout.split("\0")
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    # the commit, so that the copy's provenance (and ccache's view of it) matches the tree's
+    shutil.copytree(ROOT / ".git", dest / ".git", symlinks=True) if (ROOT / ".git").is_dir() else None
+
+
+def build_tree(tree, targets):
+    if run(["cmake", "--preset", "release"], cwd=tree, timeout=600).returncode != 0:
+        sys.exit("configuring the schema tree failed")
+    r = run(["flock", "/tmp/mhalearn-build.lock", "nice", "-n", "5", "cmake", "--build", "--preset", "release",
+             "-j", "2", "--target", *targets], cwd=tree, timeout=4 * 3600)
+    if r.returncode != 0:
+        sys.exit("building the schema tree failed:\n" + r.stdout[-4000:] + r.stderr[-2000:])
+
+
+FAILED_TEST = re.compile(r"^-{79}\n(.+?)\n-{79}", re.M)
+
+
+def killed_by(binary, spec, mutant, timeout, cwd):
+    """None when the tests pass with the mutant, else what failed (the first test case)."""
+    env = dict(os.environ, MHALEARN_MUTANT=str(mutant))
+    args = [str(binary), "-a", "--order", "decl"] + ([spec] if spec else [])
+    try:
+        r = subprocess.run(["nice", "-n", "10"] + args, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return f"timeout after {timeout} s"
+    if r.returncode == 0:
+        return None
+    m = FAILED_TEST.search(r.stdout)
+    return m.group(1).strip() if m else f"exit {r.returncode}"
+
+
+def cmd_run(a):
+    work = Path(a.work)
+    tree = work / "tree"
+    results_path = work / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() and not a.fresh else {}
+    if a.fresh or not (tree / "build" / "release" / "verdict_tests").exists():
+        schemata, mutants = generate(a.files, a.build)
+        copy_tree(tree)
+        for f, text in schemata.items():
+            (tree / f).write_text(text)
+        (work / "mutants.json").write_text(json.dumps([mutant_record(m) for m in mutants], indent=1))
+        results = {}
+        t0 = time.time()
+        build_tree(tree, ["verdict_tests", "unit_tests", "property_tests"] if a.full else ["verdict_tests"])
+        (work / "build_seconds").write_text(f"{time.time() - t0:.0f}\n")
+    elif a.full and not (tree / "build" / "release" / "unit_tests").exists():
+        build_tree(tree, ["unit_tests", "property_tests"])
+    mutants = json.loads((work / "mutants.json").read_text())
+    binary = tree / "build" / "release" / "verdict_tests"
+    if killed_by(binary, "", -1, 3600, tree) is not None:
+        sys.exit("the schema tree's verdict_tests fail without a mutant: fix the tests first")
+    start = time.time()
+    for m in mutants:
+        sid = str(m["id"])
+        if m["file"] not in a.files:
+            continue
+        if m["key"] in EQUIVALENT:
+            results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
+            continue
+        if sid in results and results[sid]["status"] != "survived":
+            continue
+        if sid not in results:
+            status, by = "survived", None
+            for spec in TARGETED[m["file"]]:
+                by = killed_by(binary, spec, m["id"], TARGETED_TIMEOUT, tree)
+                if by:
+                    status = "killed (targeted)"
+                    break
+            results[sid] = {"status": status, "by": by}
+        if a.full and results[sid]["status"] == "survived" and not results[sid].get("full"):
+            for prog in ("unit_tests", "property_tests"):
+                by = killed_by(tree / "build" / "release" / prog, "", m["id"], FULL_TIMEOUT, tree)
+                if by:
+                    results[sid] = {"status": "killed (full suite)", "by": f"{prog}: {by}", "full": True}
+                    break
+            else:
+                results[sid]["full"] = True
+        print(f"{sid}\t{results[sid]['status']}\t{m['file']}:{m['line']}\t{m['operator']}\t{m['original'][:60]}",
+              flush=True)
+        results_path.write_text(json.dumps(results, indent=1))
+    (work / "run_seconds").write_text(f"{time.time() - start:.0f}\n")
+    results_path.write_text(json.dumps(results, indent=1))
+    return cmd_report(a)
+
+
+def cmd_report(a):
+    work = Path(a.work)
+    mutants = json.loads((work / "mutants.json").read_text())
+    results = json.loads((work / "results.json").read_text())
+    rows, totals = {}, {"mutants": 0, "equivalent": 0, "killed (targeted)": 0, "killed (full suite)": 0,
+                        "survived": 0, "not run": 0}
+    survivors = []
+    for m in mutants:
+        r = results.get(str(m["id"]), {"status": "not run"})
+        row = rows.setdefault(m["file"], dict.fromkeys(totals, 0))
+        for t in (row, totals):
+            t["mutants"] += 1
+            t[r["status"]] += 1
+        if r["status"] == "survived":
+            survivors.append((m, r))
+    decided = totals["mutants"] - totals["equivalent"] - totals["not run"]
+    killed = totals["killed (targeted)"] + totals["killed (full suite)"]
+    print("| file | mutants | equivalent | killed by the targeted tests | killed by the full suites | survived | not run |")
+    print("|---|---|---|---|---|---|---|")
+    for f, r in rows.items():
+        print(f"| {f} | {r['mutants']} | {r['equivalent']} | {r['killed (targeted)']} | {r['killed (full suite)']} | "
+              f"{r['survived']} | {r['not run']} |")
+    t = totals
+    print(f"| **all** | {t['mutants']} | {t['equivalent']} | {t['killed (targeted)']} | {t['killed (full suite)']} | "
+          f"{t['survived']} | {t['not run']} |")
+    print(f"\nScore: {killed} of {decided} non-equivalent mutants run killed"
+          f" ({100.0 * killed / decided if decided else 0:.1f} %).")
+    if survivors:
+        print("\nSurvivors:\n")
+        print("| id | file:line | function | operator | original → mutant | full suites run |")
+        print("|---|---|---|---|---|---|")
+        for m, r in survivors:
+            print(f"| {m['id']} | {m['file']}:{m['line']} | {m['function']} | {m['operator']} | "
+                  f"`{m['original'][:70]}` → `{m['replacement'][:70]}` | {'yes' if r.get('full') else 'no'} |")
+    return 0
+
+
+SELF_TEST_SOURCE = """#include <cstdio>
+#include <cstdlib>
+double bound(double eps, double gap) {
+  if (!(gap > eps)) return 1e300;
+  return eps / (gap - eps) * 2.0;
+}
+int main(int argc, char** argv) {
+  int count = 0;
+  for (int i = 0; i < 4; ++i) count += i;
+  const bool flag = true;
+  std::printf("%.17g %d %d\\n", bound(std::atof(argv[1]), std::atof(argv[2])), count, flag && argc > 1 ? 1 : 0);
+}
+"""
+
+
+def cmd_self_test(a):
+    """The generator on a small program: every operator makes its mutants, the schema
+    compiles, no mutant (-1) is the original program and each mutant id changes it as
+    its operator says."""
+    import tempfile
+    ms = schema_module()
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="mhalearn-mutation-self-test-") as d:
+        src = Path(d) / "program.cpp"
+        src.write_text(SELF_TEST_SOURCE)
+        cc = [{"directory": d, "file": str(src), "command": f"g++ -std=c++20 -O1 -c {src} -o {d}/program.o"}]
+        text, mutants = ms.generate(str(src), cc, d, 0)
+        ops = {m.operator for m in mutants}
+        want = {"relational-flip", "relational-negate", "negation-dropped", "logical-swap", "constant-x10",
+                "constant-x0.1", "term-dropped", "branch-swapped", "bool-flipped", "loop-bound"}
+        for op in sorted(want):
+            good = op in ops
+            ok &= good
+            print("ok  " if good else "FAIL", f"operator {op}: {sum(m.operator == op for m in mutants)} mutants")
+        nan_rewrite = any(m.operator == "relational-negate" and m.original == "!(gap > eps)" and
+                          m.replacement == "(gap) <= (eps)" for m in mutants)
+        ok &= nan_rewrite
+        print("ok  " if nan_rewrite else "FAIL", "`!(gap > eps)` → `gap <= eps` (the NaN-sensitive rewrite)")
+        schema = Path(d) / "schema.cpp"
+        schema.write_text(text)
+        r = run(["g++", "-std=c++20", "-O1", str(schema), "-o", str(Path(d) / "schema")])
+        good = r.returncode == 0
+        ok &= good
+        print("ok  " if good else "FAIL", "the schema compiles", r.stderr[-800:] if not good else "")
+        if not good:
+            return 1
+        def out(mid, *args):
+            env = dict(os.environ, MHALEARN_MUTANT=str(mid))
+            return run([str(Path(d) / "schema"), *args], env=env).stdout.strip()
+        original = out(-1, "1", "3")
+        good = original == "1 6 1"
+        ok &= good
+        print("ok  " if good else "FAIL", f"no mutant: the original program ({original!r})")
+        changed = sum(out(m.id, "1", "3") != original for m in mutants)
+        print(f"     {changed} of {len(mutants)} mutants change the output on this one input")
+        dropped = [m for m in mutants if m.operator == "term-dropped" and m.original == "gap - eps"]
+        good = bool(dropped) and out(dropped[0].id, "1", "3") == "0.66666666666666663 6 1"
+        ok &= good
+        print("ok  " if good else "FAIL", "`gap - eps` → `gap` selected at run time: ε/gap·2")
+        loop = [m for m in mutants if m.operator == "loop-bound"]
+        good = len(loop) == 2 and sorted(out(m.id, "1", "3").split()[1] for m in loop) == ["10", "3"]
+        ok &= good
+        print("ok  " if good else "FAIL", "the loop bound ± 1: sums 0..4 and 0..2")
+    return 0 if ok else 1
+
+
+# ---- named faults (the list the project started with)
+
+def build_named(build_dir):
+    r = run(["flock", "/tmp/mhalearn-build.lock", "nice", "-n", "5", "cmake", "--build", build_dir, "-j", "2",
+             "--target", "unit_tests", "property_tests"], cwd=ROOT)
     if r.returncode != 0:
         sys.exit("build failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
 
@@ -125,9 +448,9 @@ def build(build_dir):
 def caught(build_dir, unit_spec, prop_spec, hardening):
     spec = unit_spec if hardening else ",".join(f"{t}~[hardening]" for t in unit_spec.split(","))
     try:
-        if run([f"{build_dir}/unit_tests", spec], timeout=900).returncode != 0:
+        if run([f"{build_dir}/unit_tests", spec], timeout=900, cwd=ROOT).returncode != 0:
             return True
-        if prop_spec and run([f"{build_dir}/property_tests", prop_spec], timeout=900).returncode != 0:
+        if prop_spec and run([f"{build_dir}/property_tests", prop_spec], timeout=900, cwd=ROOT).returncode != 0:
             return True
     except subprocess.TimeoutExpired:
         return True
@@ -140,19 +463,7 @@ def stale_snippets():
             for mid, path, old, *_ in MUTATIONS if (ROOT / path).read_text().count(old) != 1]
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", default="build/release")
-    p.add_argument("--only", default="")
-    p.add_argument("--check-snippets", action="store_true",
-                   help="only check that every mutation's snippet occurs once (no build; CTest runs this)")
-    a = p.parse_args()
-    if a.check_snippets:
-        stale = stale_snippets()
-        for line in stale:
-            print("STALE", line)
-        print(f"mutation snippets: {len(MUTATIONS)} mutations, {len(stale)} stale")
-        return 1 if stale else 0
+def cmd_named(a):
     only = set(a.only.split(",")) if a.only else None
     print("| id | fault | file:line | caught before | caught after |")
     print("|---|---|---|---|---|")
@@ -167,14 +478,51 @@ def main():
         start = time.time()
         try:
             f.write_text(text.replace(old, new))
-            build(a.build)
+            build_named(a.build)
             before = caught(a.build, unit_spec, prop_spec, hardening=False)
             after = caught(a.build, unit_spec, prop_spec, hardening=True)
         finally:
             f.write_bytes(original)
         print(f"| {mid} | {what} | {path}:{line} | {'yes' if before else 'no'} | {'yes' if after else 'no'} |"
               f"  <!-- {time.time() - start:.0f} s -->", flush=True)
-    build(a.build)
+    build_named(a.build)
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--list", action="store_true")
+    mode.add_argument("--run", action="store_true")
+    mode.add_argument("--report", action="store_true")
+    mode.add_argument("--self-test", action="store_true")
+    mode.add_argument("--named", action="store_true")
+    mode.add_argument("--check-snippets", action="store_true",
+                      help="only check that every named mutation's snippet occurs once (no build; CTest runs this)")
+    p.add_argument("--build", default="build/release", help="the configured tree whose compile commands are used")
+    p.add_argument("--work", default="/tmp/mhalearn-mutants", help="the schema tree and the results (never in the repository)")
+    p.add_argument("--files", default=",".join(SCOPE), help="comma-separated files of SCOPE to mutate")
+    p.add_argument("--full", action="store_true", help="survivors of the targeted tests through the full suites")
+    p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--only", default="")
+    a = p.parse_args()
+    a.files = [f for f in a.files.split(",") if f]
+    if a.check_snippets:
+        stale = stale_snippets()
+        for line in stale:
+            print("STALE", line)
+        print(f"mutation snippets: {len(MUTATIONS)} mutations, {len(stale)} stale")
+        return 1 if stale else 0
+    if a.named:
+        return cmd_named(a)
+    if a.run:
+        return cmd_run(a)
+    if a.report:
+        return cmd_report(a)
+    if a.self_test:
+        return cmd_self_test(a)
+    return cmd_list(a)
 
 
 if __name__ == "__main__":
