@@ -99,6 +99,15 @@ Exit exit_along(const ConvexBody& body, const Eigen::VectorXd& x0, const Eigen::
   return e;
 }
 
+bool all_finite(const ConvexBody& body) {
+  for (const Slab& s : body.slabs()) {
+    if (!std::isfinite(s.b) || !std::isfinite(s.eta)) return false;
+    for (double v : s.a)
+      if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
 ComparisonPart compare_slabs(const Bodies& bodies) {
   ComparisonPart part;
   part.name = "body slabs";
@@ -278,6 +287,10 @@ std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, int d
   parts.push_back(compare_slabs(bodies));
   if (bodies.fast.size() == 0) {
     parts.back().detail += "; no slab: no body to compare";
+    return parts;
+  }
+  if (!all_finite(bodies.fast)) {  // the slab part disagrees; a body of NaN or ±∞ has no points or widths to compare
+    parts.back().detail += "; a fast slab is not finite: membership and widths not compared";
     return parts;
   }
   parts.push_back(compare_membership(bodies, d, m, truth, o));
