@@ -47,26 +47,16 @@ SCOPE = ["src/numeric/comparison.cpp",
          "src/verify/verify.cpp", "src/verify/faults.cpp", "src/learn/reference_checks.cpp",
          "src/numeric/tolerance.cpp"]
 
-# The targeted tests of each file: Catch2 specs of `verdict_tests` (tests/numeric/,
-# tests/verify/), run in order until one fails.
-TARGETED = {
-    "src/numeric/comparison.cpp": ["[comparison]", "[verify]"],
-    "src/numeric/tolerance.cpp": ["[tolerance]", "[nonfinite]"],
-    "src/stages/stage1/check.cpp": ["[nonfinite]", "[verify]"],
-    "src/stages/stage2/check.cpp": ["[certify]", "[verify]"],
-    "src/stages/stage2/body_check.cpp": ["[certify]", "[verify]"],
-    "src/stages/stage3/check.cpp": ["[stage3]", "[verify]"],
-    "src/stages/stage3/selection_check.cpp": ["[stage3]", "[verify]"],
-    "src/stages/stage5/check.cpp": ["[verify]"],
-    "src/stages/stage6/check.cpp": ["[stage6]", "[verify]"],
-    "src/stages/stage6/net_check.cpp": ["[stage6]", "[verify]"],
-    "src/stages/polish/check.cpp": ["[polish]", "[verify]"],
-    "src/verify/verify.cpp": ["[verify]"],
-    "src/verify/faults.cpp": ["[verify]"],
-    "src/learn/reference_checks.cpp": ["[branches]", "[reference]"],
-}
-TARGETED_TIMEOUT = 300    # s per spec: a mutant that hangs a test is killed by the timeout
-FULL_TIMEOUT = 1800
+# The tests a mutant meets: the test cases that reach its site (each program's test
+# cases run once with the schema's coverage trace, MHALEARN_MUTANT_TRACE), fastest
+# first — those of `verdict_tests` (the verdict code's own small binary, tests/numeric/
+# and tests/verify/) first, those of `unit_tests` and `property_tests` (the full
+# suites; the verdict tests' cases they repeat are not run again) only when the mutant
+# survives them. A test that never reaches a site cannot tell its mutant from the
+# original program.
+TARGETED_PROGRAM = "verdict_tests"
+FULL_PROGRAMS = ("unit_tests", "property_tests")
+TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time without a mutant, at least 60 s
 
 # Mutants that cannot change any result, by their key (file|function|operator|original|
 # replacement|n, as --list prints it), each with the reason.
@@ -252,6 +242,24 @@ def copy_tree(dest):
     shutil.copytree(ROOT / ".git", dest / ".git", symlinks=True) if (ROOT / ".git").is_dir() else None
 
 
+def refresh_tree(tree):
+    """The working tree's files other than the schemata copied to the schema tree where they
+    differ (tests written since it was built); whether any was. A change to a file of SCOPE
+    needs --fresh (its schema generated again)."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT).stdout.split("\0")
+    changed = False
+    for rel in filter(None, listed):
+        src, dest = ROOT / rel, tree / rel
+        if rel in SCOPE or not src.is_file():
+            continue
+        if not dest.exists() or dest.read_bytes() != src.read_bytes():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+            print(f"refreshed {rel}", flush=True)
+            changed = True
+    return changed
+
+
 def build_tree(tree, targets):
     if run(["cmake", "--preset", "release"], cwd=tree, timeout=600).returncode != 0:
         sys.exit("configuring the schema tree failed")
@@ -264,42 +272,134 @@ def build_tree(tree, targets):
 FAILED_TEST = re.compile(r"^-{79}\n(.+?)\n-{79}", re.M)
 
 
-def killed_by(binary, spec, mutant, timeout, cwd):
-    """None when the tests pass with the mutant, else what failed (the first test case)."""
+def catch_spec(name):
+    """A Catch2 test spec that selects exactly the test case `name` (its special characters escaped)."""
+    return re.sub(r"([\\,\[\]\"*~])", r"\\\1", name)
+
+
+def run_case(binary, name, mutant, timeout, cwd, trace=None):
+    """(seconds, None when the test case passes, else what failed) of one test case."""
     env = dict(os.environ, MHALEARN_MUTANT=str(mutant))
-    args = [str(binary), "-a", "--order", "decl"] + ([spec] if spec else [])
+    env.pop("MHALEARN_MUTANT_TRACE", None)
+    if trace:
+        env["MHALEARN_MUTANT_TRACE"] = str(trace)
+    start = time.time()
     try:
-        r = subprocess.run(["nice", "-n", "10"] + args, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+        r = subprocess.run(["nice", "-n", "10", str(binary), catch_spec(name)], capture_output=True, text=True,
+                           timeout=timeout, env=env, cwd=cwd)
     except subprocess.TimeoutExpired:
-        return f"timeout after {timeout} s"
-    if r.returncode == 0:
-        return None
+        return time.time() - start, f"{name}: timeout after {timeout:.0f} s"
+    seconds = time.time() - start
+    if r.returncode == 0 and "No test cases matched" not in r.stdout:
+        return seconds, None
     m = FAILED_TEST.search(r.stdout)
-    return m.group(1).strip() if m else f"exit {r.returncode}"
+    return seconds, (m.group(1).strip() if m else f"{name}: exit {r.returncode}")
+
+
+def test_names(binary, cwd):
+    r = run([str(binary), "--list-test-names-only"], cwd=cwd)
+    return [line for line in r.stdout.splitlines() if line.strip()]
+
+
+def coverage(tree, work, program):
+    """{test case: {"seconds", "reached": [mutant ids]}} of one test program without a mutant
+    (cached in work/coverage-<program>.json); stops when a test fails without a mutant."""
+    path = work / f"coverage-{program}.json"
+    binary = tree / "build" / "release" / program
+    stamp = str(binary.stat().st_mtime_ns)
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    cov = saved.get("cases", {}) if saved.get("binary") == stamp else {}
+    trace = work / "trace.txt"
+    for name in test_names(binary, tree):
+        if name in cov:
+            continue
+        trace.unlink(missing_ok=True)
+        seconds, failed = run_case(binary, name, -1, 7200, tree, trace)
+        if failed:
+            sys.exit(f"{program}: a test fails without a mutant ({failed}): fix the tests first")
+        reached = sorted({int(x) for x in trace.read_text().split()}) if trace.exists() else []
+        cov[name] = {"seconds": round(seconds, 3), "reached": reached}
+        print(f"coverage {program}: {seconds:7.1f} s  {len(reached):5d} sites  {name}", flush=True)
+        path.write_text(json.dumps({"binary": stamp, "cases": cov}, indent=0))
+    return cov
+
+
+def covering(cov, mutant, skip=()):
+    """The test cases of a coverage map that reach `mutant`, fastest first."""
+    return sorted((c["seconds"], name) for name, c in cov.items() if mutant in c["reached"] and name not in skip)
+
+
+def first_kill(tree, program, cases, mutant):
+    for seconds, name in cases:
+        timeout = max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds)
+        _, failed = run_case(tree / "build" / "release" / program, name, mutant, timeout, tree)
+        if failed:
+            return f"{program}: {failed}"
+    return None
+
+
+def golden_kills(tree, mutant):
+    """Whether the golden outputs (CTest "golden: outputs match the committed bytes") change under the mutant."""
+    env = dict(os.environ, MHALEARN_MUTANT=str(mutant))
+    try:
+        r = subprocess.run(["nice", "-n", "10", sys.executable, str(tree / "tests/golden/golden.py"), "--tool",
+                            str(tree / "build/release/mhalearn")], capture_output=True, text=True, timeout=1800,
+                           env=env, cwd=tree)
+    except subprocess.TimeoutExpired:
+        return True
+    return r.returncode != 0
+
+
+def judge(tree, work, m, full, golden):
+    """The status of one mutant: killed by the targeted tests, by the full suites, by the golden
+    bytes only, not reached by any test run, or survived."""
+    cov_t = coverage(tree, work, TARGETED_PROGRAM)
+    targeted = covering(cov_t, m["id"])
+    by = first_kill(tree, TARGETED_PROGRAM, targeted, m["id"])
+    if by:
+        return {"status": "killed (targeted)", "by": by}
+    reached = bool(targeted)
+    if full:
+        for prog in FULL_PROGRAMS:
+            cases = covering(coverage(tree, work, prog), m["id"], skip=cov_t)
+            reached |= bool(cases)
+            by = first_kill(tree, prog, cases, m["id"])
+            if by:
+                return {"status": "killed (full suite)", "by": by}
+    result = {"status": "survived" if reached else "not reached", "by": None, "full": full}
+    if golden and golden_kills(tree, m["id"]):
+        result["status"] = "killed by golden only"
+    return result
 
 
 def cmd_run(a):
     work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
     results_path = work / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() and not a.fresh else {}
-    if a.fresh or not (tree / "build" / "release" / "verdict_tests").exists():
-        schemata, mutants = generate(a.files, a.build)
+    targets = [TARGETED_PROGRAM, *FULL_PROGRAMS, "mhalearn"] if a.full or a.golden else [TARGETED_PROGRAM]
+    if a.fresh or not (tree / "build" / "release" / TARGETED_PROGRAM).exists():
+        schemata, mutants = generate(SCOPE, a.build)
         copy_tree(tree)
         for f, text in schemata.items():
             (tree / f).write_text(text)
         (work / "mutants.json").write_text(json.dumps([mutant_record(m) for m in mutants], indent=1))
+        (work / "sources.json").write_text(json.dumps({f: (ROOT / f).read_text() for f in SCOPE}))
+        for stale in work.glob("coverage-*.json"):
+            stale.unlink()
         results = {}
         t0 = time.time()
-        build_tree(tree, ["verdict_tests", "unit_tests", "property_tests"] if a.full else ["verdict_tests"])
+        build_tree(tree, targets)
         (work / "build_seconds").write_text(f"{time.time() - t0:.0f}\n")
-    elif a.full and not (tree / "build" / "release" / "unit_tests").exists():
-        build_tree(tree, ["unit_tests", "property_tests"])
+    elif refresh_tree(tree) or not all((tree / "build" / "release" / t).exists() for t in targets):
+        build_tree(tree, targets)  # tests added since: the changed binaries' coverage is taken again
+    sources = json.loads((work / "sources.json").read_text())
+    moved = [f for f in SCOPE if sources.get(f) != (ROOT / f).read_text()]
+    if moved:
+        sys.exit(f"{', '.join(moved)} changed since the schemata were made: run with --fresh")
     mutants = json.loads((work / "mutants.json").read_text())
-    binary = tree / "build" / "release" / "verdict_tests"
-    if killed_by(binary, "", -1, 3600, tree) is not None:
-        sys.exit("the schema tree's verdict_tests fail without a mutant: fix the tests first")
-    start = time.time()
+    start, cpu0 = time.time(), os.times()
     for m in mutants:
         sid = str(m["id"])
         if m["file"] not in a.files:
@@ -307,66 +407,63 @@ def cmd_run(a):
         if m["key"] in EQUIVALENT:
             results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
             continue
-        if sid in results and results[sid]["status"] != "survived":
+        old = results.get(sid)
+        if old and old["status"].startswith("killed (") and not a.again:
             continue
-        if sid not in results:
-            status, by = "survived", None
-            for spec in TARGETED[m["file"]]:
-                by = killed_by(binary, spec, m["id"], TARGETED_TIMEOUT, tree)
-                if by:
-                    status = "killed (targeted)"
-                    break
-            results[sid] = {"status": status, "by": by}
-        if a.full and results[sid]["status"] == "survived" and not results[sid].get("full"):
-            for prog in ("unit_tests", "property_tests"):
-                by = killed_by(tree / "build" / "release" / prog, "", m["id"], FULL_TIMEOUT, tree)
-                if by:
-                    results[sid] = {"status": "killed (full suite)", "by": f"{prog}: {by}", "full": True}
-                    break
-            else:
-                results[sid]["full"] = True
+        if old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
+            continue
+        results[sid] = judge(tree, work, m, a.full, a.golden)
         print(f"{sid}\t{results[sid]['status']}\t{m['file']}:{m['line']}\t{m['operator']}\t{m['original'][:60]}",
               flush=True)
         results_path.write_text(json.dumps(results, indent=1))
-    (work / "run_seconds").write_text(f"{time.time() - start:.0f}\n")
+    cpu = os.times()
+    (work / "run_seconds").write_text(
+        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s\n")
     results_path.write_text(json.dumps(results, indent=1))
     return cmd_report(a)
+
+
+STATUSES = ["equivalent", "killed (targeted)", "killed (full suite)", "killed by golden only", "survived",
+            "not reached", "not run"]
 
 
 def cmd_report(a):
     work = Path(a.work)
     mutants = json.loads((work / "mutants.json").read_text())
     results = json.loads((work / "results.json").read_text())
-    rows, totals = {}, {"mutants": 0, "equivalent": 0, "killed (targeted)": 0, "killed (full suite)": 0,
-                        "survived": 0, "not run": 0}
+    rows, totals, ops = {}, dict.fromkeys(["mutants"] + STATUSES, 0), {}
     survivors = []
     for m in mutants:
         r = results.get(str(m["id"]), {"status": "not run"})
         row = rows.setdefault(m["file"], dict.fromkeys(totals, 0))
-        for t in (row, totals):
+        op = ops.setdefault(m["operator"], dict.fromkeys(totals, 0))
+        for t in (row, totals, op):
             t["mutants"] += 1
             t[r["status"]] += 1
-        if r["status"] == "survived":
+        if r["status"] in ("survived", "not reached", "killed by golden only"):
             survivors.append((m, r))
+    def table(title, rows):
+        print(f"| {title} | mutants | equivalent | killed by the verdict tests | killed by the full suites | "
+              "killed by golden bytes only | survived (reached) | not reached by any test | not run |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for f, r in rows.items():
+            print(f"| {f} | " + " | ".join(str(r[k]) for k in ["mutants"] + STATUSES[:]) + " |")
+        print("| **all** | " + " | ".join(str(totals[k]) for k in ["mutants"] + STATUSES) + " |")
+    table("file", rows)
+    print()
+    table("operator", dict(sorted(ops.items())))
     decided = totals["mutants"] - totals["equivalent"] - totals["not run"]
     killed = totals["killed (targeted)"] + totals["killed (full suite)"]
-    print("| file | mutants | equivalent | killed by the targeted tests | killed by the full suites | survived | not run |")
-    print("|---|---|---|---|---|---|---|")
-    for f, r in rows.items():
-        print(f"| {f} | {r['mutants']} | {r['equivalent']} | {r['killed (targeted)']} | {r['killed (full suite)']} | "
-              f"{r['survived']} | {r['not run']} |")
-    t = totals
-    print(f"| **all** | {t['mutants']} | {t['equivalent']} | {t['killed (targeted)']} | {t['killed (full suite)']} | "
-          f"{t['survived']} | {t['not run']} |")
-    print(f"\nScore: {killed} of {decided} non-equivalent mutants run killed"
-          f" ({100.0 * killed / decided if decided else 0:.1f} %).")
+    print(f"\nScore: {killed} of {decided} non-equivalent mutants run killed by a semantic test"
+          f" ({100.0 * killed / decided if decided else 0:.1f} %); {totals['killed by golden only']} more change"
+          f" only the golden bytes (not counted); {totals['not run']} not run.")
     if survivors:
         print("\nSurvivors:\n")
-        print("| id | file:line | function | operator | original → mutant | full suites run |")
+        print("| id | file:line | function | operator | original → mutant | status |")
         print("|---|---|---|---|---|---|")
         for m, r in survivors:
             print(f"| {m['id']} | {m['file']}:{m['line']} | {m['function']} | {m['operator']} | "
-                  f"`{m['original'][:70]}` → `{m['replacement'][:70]}` | {'yes' if r.get('full') else 'no'} |")
+                  f"`{m['original'][:70]}` → `{m['replacement'][:70]}` | {r['status']} |")
     return 0
 
 
@@ -429,6 +526,15 @@ def cmd_self_test(a):
         good = bool(dropped) and out(dropped[0].id, "1", "3") == "0.66666666666666663 6 1"
         ok &= good
         print("ok  " if good else "FAIL", "`gap - eps` → `gap` selected at run time: ε/gap·2")
+        trace = Path(d) / "trace.txt"
+        env = dict(os.environ, MHALEARN_MUTANT="-1", MHALEARN_MUTANT_TRACE=str(trace))
+        run([str(Path(d) / "schema"), "3", "1"], env=env)  # gap < ε: the division is never reached
+        reached = {int(x) for x in trace.read_text().split()} if trace.exists() else set()
+        guard = [m.id for m in mutants if m.original == "!(gap > eps)"]
+        good = bool(guard) and set(guard) <= reached and dropped[0].id not in reached
+        ok &= good
+        print("ok  " if good else "FAIL", f"the coverage trace: the guard's sites reached, the division's not"
+              f" ({len(reached)} of {len(mutants)} sites reached)")
         loop = [m for m in mutants if m.operator == "loop-bound"]
         good = len(loop) == 2 and sorted(out(m.id, "1", "3").split()[1] for m in loop) == ["10", "3"]
         ok &= good
@@ -502,7 +608,9 @@ def main():
     p.add_argument("--build", default="build/release", help="the configured tree whose compile commands are used")
     p.add_argument("--work", default="/tmp/mhalearn-mutants", help="the schema tree and the results (never in the repository)")
     p.add_argument("--files", default=",".join(SCOPE), help="comma-separated files of SCOPE to mutate")
-    p.add_argument("--full", action="store_true", help="survivors of the targeted tests through the full suites")
+    p.add_argument("--full", action="store_true", help="survivors of the verdict tests through the full suites")
+    p.add_argument("--golden", action="store_true", help="survivors through the golden outputs (not counted as killed)")
+    p.add_argument("--again", action="store_true", help="judge every selected mutant again (after new tests)")
     p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--only", default="")

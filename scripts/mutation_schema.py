@@ -41,18 +41,47 @@ import clang.cindex as ci  # noqa: E402
 
 RESOURCE_DIR = "/usr/lib/llvm-14/lib/clang/14.0.6"
 
-HEADER = """// Mutant schema (scripts/mutation_schema.py): MHALEARN_MUTANT=<id> selects one mutant.
+HEADER = """// Mutant schema (scripts/mutation_schema.py): MHALEARN_MUTANT=<id> selects one mutant;
+// MHALEARN_MUTANT_TRACE=<file> appends the ids of the sites this process reached to <file>
+// at exit (the coverage that decides which tests can see a mutant).
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
-namespace {
-inline long mha_mutant_id() {
+namespace mha_mutation {
+constexpr long kMaxMutants = 1L << 16;
+struct Trace {
+  std::atomic<unsigned char> reached[kMaxMutants] = {};
+  ~Trace() {
+    const char* path = std::getenv("MHALEARN_MUTANT_TRACE");
+    if (!path) return;
+    if (std::FILE* f = std::fopen(path, "a")) {
+      for (long i = 0; i < kMaxMutants; ++i)
+        if (reached[i].load(std::memory_order_relaxed)) std::fprintf(f, "%ld\\n", i);
+      std::fclose(f);
+    }
+  }
+};
+inline Trace& trace() {
+  static Trace t;
+  return t;
+}
+inline long mutant_id() {
   static const long id = [] {
     const char* s = std::getenv("MHALEARN_MUTANT");
     return s ? std::atol(s) : -1L;
   }();
   return id;
 }
-}  // namespace
-#define MHA_MUT(n) (mha_mutant_id() == (n))
+inline bool tracing() {
+  static const bool on = std::getenv("MHALEARN_MUTANT_TRACE") != nullptr;
+  return on;
+}
+inline bool selected(long n) {
+  if (tracing() && n >= 0 && n < kMaxMutants) trace().reached[n].store(1, std::memory_order_relaxed);
+  return mutant_id() == n;
+}
+}  // namespace mha_mutation
+#define MHA_MUT(n) (mha_mutation::selected(n))
 """
 
 ARITHMETIC = {ci.TypeKind.BOOL, ci.TypeKind.CHAR_S, ci.TypeKind.UCHAR, ci.TypeKind.SCHAR, ci.TypeKind.SHORT,

@@ -112,7 +112,7 @@ TEST_CASE("record_decision and side_of: NaN and ±∞ decide nothing", "[compari
   // A decision computed from NaN (as the checks compute theirs: a comparison of values)
   // is recorded as not the same, and the items disagree.
   ComparisonItems c;
-  c.record_decision(kNaN < 1.0 == (1.0 < 2.0));
+  c.record_decision((kNaN < 1.0) == (1.0 < 2.0));
   CHECK_FALSE(c.agree);
   CHECK(std::string(verdict(static_cast<const ComparisonPart&>(ComparisonPart{}))) == "not compared");
 }
