@@ -122,9 +122,10 @@ class ConvexBody {
   //             residuals (tolerance::iterative_eigen_residual_bound). Working memory
   //             O((N + n)·k) doubles. Needs rank_one_normals(), n ≥ 8(k + 2) and
   //             convergence; otherwise the streamed (then dense) method. Asked for by name
-  //             only: `automatic` does not take it, because on token bodies around a hull
-  //             its LOBPCG needs 100 and more iterations and it was slower than today's
-  //             methods where measured (docs/bench/centre.md).
+  //             only: `automatic` does not take it yet — on token bodies around a hull it
+  //             was faster than the streamed method at d = 48 and 64 and slower than the
+  //             dense one at d ≤ 32 (docs/bench/centre.md), and it has not run inside the
+  //             learner, whose round-0 bodies have no gap (s₁/s₀ ≈ 1).
   // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 32 at the
   // learner's slab counts), streamed beyond: docs/bench/memory.md.
   enum class CentreMethod { automatic, dense, streamed, iterative };

@@ -98,8 +98,12 @@ void rayleigh_ritz(const MatrixXd& s, const MatrixXd& as, Index b, MatrixXd& x, 
 // `start`: n × b (orthonormalised here). The first k columns are wanted: each to a
 // residual of target·max(λ_max, ...): `target_relative`·λ_max, or with `own_value`
 // `target_relative`·|λ̂_j| (relative to its own value).
+// With `settle`, a pass that stalls (or reaches its iteration limit) is accepted as it
+// stands: the first pass's values carry their own residual into the check, and its free
+// pairs are refined by the second pass; without, a stalled pass counts only when its
+// residuals are at most kIterativeCentreStallLimit·λ_max.
 Eigenpairs lobpcg(const SlabProducts& ops, const MatrixXd& start, Index k, double target_relative, bool own_value,
-                  double lambda_max) {
+                  bool settle, double lambda_max) {
   const int d = ops.d();
   const double scale = ops.weight_squared_sum();
   const Index n = start.rows(), b = start.cols();
@@ -133,9 +137,10 @@ Eigenpairs lobpcg(const SlabProducts& ops, const MatrixXd& start, Index k, doubl
       best = worst;
       best_at = it;
     } else if (it - best_at > kStallWindow) {
-      out.converged = worst_absolute <= tolerance::kIterativeCentreStallLimit;
+      out.converged = settle || worst_absolute <= tolerance::kIterativeCentreStallLimit;
       break;
     }
+    if (it == kMaxEigenIterations) out.converged = settle;
     const MatrixXd w = orthonormal_against(population_preconditioner(r, d, scale), x);
     MatrixXd xw(n, 2 * b);
     xw.leftCols(b) = x;
@@ -258,12 +263,13 @@ std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int f
   // own value with k + 2 vectors (the gap rule's values, to that relative accuracy), then the
   // free ones (and one more) alone to the free basis's residual, from where they stand:
   // the second pass costs 2(free + 1) products an iteration instead of 2(k + 2).
-  const Eigenpairs all = lobpcg(ops, start_block(n, b), k, tolerance::kIterativeCentreValueResidual, true, lambda_max);
+  const Eigenpairs all = lobpcg(ops, start_block(n, b), k, tolerance::kIterativeCentreValueResidual, true, true,
+                                lambda_max);
   if (!all.converged) return std::nullopt;
   Eigenpairs pairs = all;
   if (free > 0) {
     const Eigenpairs refined = lobpcg(ops, all.vectors.leftCols(free + 1), free, tolerance::kIterativeCentreResidual,
-                                      false, lambda_max);
+                                      false, false, lambda_max);
     if (!refined.converged) return std::nullopt;
     // The free pairs from the second pass, the rest from the first, the free block made
     // orthogonal to nothing else: the other values only feed the gap rule.
