@@ -15,7 +15,17 @@
 //    `bidiagonalise` (of a random upper triangle, as R is) and `qr` (of a random
 //    square, as R H is), on T threads. Counters `seconds` and `crc32`, the CRC-32 of
 //    the factored matrix's bytes: the same on every T, as the unit test requires.
-// scripts/bench-memory.sh runs BM_Centre and writes docs/bench/memory.md.
+//  - BM_CentreCompare/d:D   today's method against the iterative one on one body of
+//    N = min(8·d², 2¹⁴) token slabs around a known hull (token_hull_body: heads whose
+//    logit differences agree within 0.05, widths their half-spread + 10⁻³, as stage 2
+//    keeps them), one free direction, 2 threads, each method in its own forked child:
+//    counters old_/new_seconds, _cpu_seconds, _peak_growth_bytes, and how far the two
+//    centres are apart: sin_free (the free directions' angle), x0_relative
+//    (‖x0_new − x0_old‖/‖x0_old‖), values_relative (largest relative difference of the
+//    5 smallest singular values). Old: dense at d ≤ 32, streamed beyond (what
+//    automatic took before the iterative method).
+// scripts/bench-memory.sh runs BM_Centre and writes docs/bench/memory.md;
+// scripts/bench-centre.sh runs BM_CentreCompare and writes docs/bench/centre.md.
 #include "centre_bodies.hpp"  // tests/support: token_body, measure_centre_in_child
 #include "geometry/centre_streamed.hpp"
 #include "geometry/convex_body.hpp"
@@ -75,7 +85,45 @@ void BM_CentreStep(benchmark::State& state, bool qr, Eigen::Index n, int threads
   state.counters["crc32"] = crc.checksum();
 }
 
+void BM_CentreCompare(benchmark::State& state, int d) {
+  const int64_t slabs = std::min<int64_t>(8 * int64_t{d} * d, int64_t{1} << 14);
+  const mha::test::TokenHullBody b = mha::test::token_hull_body(d, 2, slabs, 0.05, 1e-3, 1);
+  const Method old_method = mha::ConvexBody::automatic_centre_method(slabs, int64_t{d} * d, 1);
+  mha::ConvexBody::Centre old_centre, new_centre;
+  mha::test::CentreCost old_cost, new_cost;
+  for (auto _ : state) {
+    old_cost = mha::test::measure_centre_in_child(b.body, 1, old_method, 2, &old_centre);
+    new_cost = mha::test::measure_centre_in_child(b.body, 1, Method::iterative, 2, &new_centre);
+    state.SetIterationTime(old_cost.seconds + new_cost.seconds);
+  }
+  state.counters["old_method"] = static_cast<double>(static_cast<int>(old_centre.method));
+  state.counters["new_method"] = static_cast<double>(static_cast<int>(new_centre.method));
+  state.counters["old_seconds"] = old_cost.seconds;
+  state.counters["new_seconds"] = new_cost.seconds;
+  state.counters["old_cpu_seconds"] = old_cost.cpu_seconds;
+  state.counters["new_cpu_seconds"] = new_cost.cpu_seconds;
+  state.counters["old_peak_growth_bytes"] = old_cost.peak_growth_bytes;
+  state.counters["new_peak_growth_bytes"] = new_cost.peak_growth_bytes;
+  state.counters["slabs"] = static_cast<double>(slabs);
+  if (old_centre.x0.size() == new_centre.x0.size() && old_centre.free_basis.rows() == 1) {
+    const Eigen::VectorXd f_old = old_centre.free_basis.row(0).transpose(), f_new = new_centre.free_basis.row(0).transpose();
+    state.counters["sin_free"] = (f_new - f_old.dot(f_new) * f_old).norm();
+    state.counters["x0_relative"] = (new_centre.x0 - old_centre.x0).norm() / old_centre.x0.norm();
+    double values = 0;
+    for (Eigen::Index j = 0; j < std::min<Eigen::Index>(5, new_centre.singular_values.size()); ++j)
+      values = std::max(values, std::abs(new_centre.singular_values(j) - old_centre.singular_values(j)) /
+                                    old_centre.singular_values(j));
+    state.counters["values_relative"] = values;
+    state.counters["gap"] = old_centre.singular_values(1) / old_centre.singular_values(0);
+  }
+}
+
 const bool registered = [] {
+  for (int d : {32, 48, 64})
+    benchmark::RegisterBenchmark(("BM_CentreCompare/d:" + std::to_string(d)).c_str(), BM_CentreCompare, d)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kSecond);
   for (const auto& [qr, name] : {std::pair{false, "bidiagonalise"}, std::pair{true, "qr"}})
     for (int n : {4096, 8192})
       for (int threads : {1, 2})

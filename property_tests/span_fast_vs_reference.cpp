@@ -13,10 +13,14 @@
 // This is the check `mhalearn verify 5` and the learner's reference step run
 // (stages/stage5/check.hpp). Tests of the tester, on the synthetic bodies: hull
 // directions turned by 0.2 rad and by 10⁻⁴ rad, a hull point moved by 10⁻⁵ of its
-// norm, and a singular value scaled by 1 + 10⁻⁶ are rejected.
+// norm, and a singular value scaled by 1 + 10⁻⁶ are rejected; on token bodies with the
+// iterative centre, directions turned by 10⁻⁴ rad, the hull point moved by 10⁻⁵ of its
+// norm and the smallest singular value scaled by 1 + 10⁻³.
 #include "bodies.hpp"
+#include "centre_bodies.hpp"
 #include "generators.hpp"
 #include "property.hpp"
+#include "geometry/iterative_centre.hpp"
 #include "stages/stage5/check.hpp"
 #include "verify/verify.hpp"
 
@@ -88,7 +92,48 @@ auto synthetic_bodies_agree(const SpanPath& fast, ConvexBody::CentreMethod metho
   };
 }
 
+SpanPath span_scaled_smallest_singular_value(double relative) {
+  return [relative](const ConvexBody& body, const ConvexBody::Centre& c, int m, const SpanOptions& o) {
+    SpanResult r = find_span(body, c, m, o);
+    r.singular_values(0) *= 1 + relative;
+    return r;
+  };
+}
+
+// Token slabs around a known hull (tests/support/centre_bodies.hpp, as stage 2 sculpts
+// them) and the iterative centre (CentreMethod::iterative), checked against its own
+// residuals (tolerance::iterative_eigen_residual_bound, iterative_point_backward_error).
+auto token_bodies_agree(const SpanPath& fast) {
+  return [fast] {
+    const int d = *rc::gen::inRange(10, 13).as("d");
+    const int m = *rc::gen::inRange(2, 4).as("m");
+    const int slabs = *rc::gen::inRange(2 * d * d, 4 * d * d).as("slabs");
+    const double accept = *rc::gen::element(0.05, 0.1).as("accept");
+    const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 30).as("seed");
+    const test::TokenHullBody b = test::token_hull_body(d, m, slabs, accept, 1e-3, seed);
+    const auto centre = centre_detail::iterative_centre(b.body, m - 1, 1, {});
+    RC_PRE(centre.has_value());
+    const Comparison c = check_span(b.body, fast(b.body, *centre, m, SpanOptions{}), m, SpanOptions{});
+    RC_LOG() << format_table({c});
+    RC_ASSERT(!disagrees(c));
+  };
+}
+
 }  // namespace
+
+TEST_CASE("stage 5: the iterative centre agrees with the MPFR SVD of the same token slabs", "[property][stage5]") {
+  mha::test::property("span fast (iterative centre) vs MPFR on token bodies", 6, token_bodies_agree(find_span));
+}
+
+TEST_CASE("stage 5 cross-check rejects a wrong iterative centre", "[property][stage5]") {
+  mha::test::property_rejects("iterative: hull direction turned by 1e-4 rad", 4, token_bodies_agree(span_turned(1e-4)));
+  mha::test::property_rejects("iterative: hull point moved by 1e-5 of its norm", 4,
+                              token_bodies_agree(span_moved_hull_point(1e-5)));
+  // The free value carries the free pairs' residual (the gap rule's others only their
+  // first pass's, 2⁻⁸ of their value): scaled by 1 + 10⁻³ it is far outside its bound.
+  mha::test::property_rejects("iterative: the smallest singular value scaled by 1 + 1e-3", 4,
+                              token_bodies_agree(span_scaled_smallest_singular_value(1e-3)));
+}
 
 TEST_CASE("stage 5: the fast span agrees with the MPFR SVD of the same constraints", "[property][stage5]") {
   int decided = 0, cases = 0;

@@ -32,6 +32,8 @@
 //                              (streamed); no guarantee beyond backward stability
 #pragma once
 
+#include "util/processes.hpp"
+
 #include <Eigen/Core>
 
 #include <cstddef>
@@ -95,7 +97,7 @@ class ConvexBody {
   //   weighted_residual ‖M x0 − c‖_2.
   // Requires 0 ≤ free ≤ n (throws otherwise).
   //
-  // Two methods compute it (tolerance.hpp derives the error of each):
+  // Three methods compute it (tolerance.hpp derives the error of each):
   //   dense     M whole, Householder QR in place, BDCSVD of R: working memory about
   //             8·(max(N,n)·n + 12n²) bytes (dense_centre_bytes; 2.1 GB at N = 16384,
   //             n = 4096), the slabs aside;
@@ -109,9 +111,24 @@ class ConvexBody {
   //             (streamed_centre_bytes; 0.2 GB there). It needs the constrained values
   //             above the threshold (rank ≥ n − free) and free ≤ kStreamedMaxFree, and
   //             otherwise computes the dense centre.
-  // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 32 at
-  // the learner's slab counts), streamed beyond: docs/bench/memory.md.
-  enum class CentreMethod { automatic, dense, streamed };
+  //   iterative the body's normals kept by their structure (a_r = u_r ⊗ v_r, found exactly
+  //             when slabs are added: rank_one_normals) and M applied by it
+  //             (geometry/slab_products.hpp, 2N·d² flops a product, shared by threads and
+  //             processes): the k = min(n, 2·free + 3) smallest singular values and their
+  //             right vectors by LOBPCG on MᵀM with a preconditioner from the tokens'
+  //             population structure, x0 by preconditioned conjugate gradients across the
+  //             free basis (geometry/iterative_centre.hpp). `singular_values` then holds
+  //             those k values only, `free_basis_residual` and `value_residual` its
+  //             residuals (tolerance::iterative_eigen_residual_bound). Working memory
+  //             O((N + n)·k) doubles. Needs rank_one_normals(), n ≥ 8(k + 2) and
+  //             convergence; otherwise the streamed (then dense) method. Asked for by name
+  //             only: `automatic` does not take it yet — on token bodies around a hull it
+  //             was faster than the streamed method at d = 48 and 64 and slower than the
+  //             dense one at d ≤ 32 (docs/bench/centre.md), and it has not run inside the
+  //             learner, whose round-0 bodies have no gap (s₁/s₀ ≈ 1).
+  // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 32 at the
+  // learner's slab counts), streamed beyond: docs/bench/memory.md.
+  enum class CentreMethod { automatic, dense, streamed, iterative };
   static constexpr double kDenseCentreMaxBytes = 256.0 * 1024 * 1024;
   static constexpr int kStreamedMaxFree = 32;
   static double dense_centre_bytes(long long slabs, long long n);
@@ -119,6 +136,7 @@ class ConvexBody {
   // The method `automatic` takes for this many slabs, unknowns and free directions
   // (before the streamed method's own fallback on a rank-deficient M).
   static CentreMethod automatic_centre_method(long long slabs, long long n, int free);
+  CentreMethod automatic_centre_method(int free) const;  // the same for this body
   struct Centre {
     Eigen::VectorXd x0;
     Eigen::MatrixXd free_basis;
@@ -128,18 +146,24 @@ class ConvexBody {
     double threshold = 0;
     double weighted_residual = 0;
     CentreMethod method = CentreMethod::dense;  // the method that computed it (never automatic)
+    double largest_singular_value = 0;  // s_max (the iterative method's from LOBPCG on MᵀM)
     // The streamed method's ρ: the largest singular-pair residual of the free basis's
     // inverse-iteration vectors over the bidiagonal's largest entry (0 for dense);
     // tolerance::streamed_svd_backward_error takes it.
     double free_basis_residual = 0;
+    // The iterative method's residual of its other computed values (the gap rule's,
+    // beyond the free ones): ‖A V̂ − V̂Λ̂‖_F/‖M‖_F² over them (0 for the other methods).
+    double value_residual = 0;
   };
   // `threads` share the streamed method's fold, bidiagonalisation and QR, with the
   // same bytes on any number.
   // The dense method is refused with CentreTooLarge when dense_centre_bytes exceeds
   // memory_bytes (where the streamed method's conditions fail at large n: 30 GB at
   // d = 128 with 2·d² slabs would only thrash and end in the kernel's OOM kill).
+  // `processes` share the iterative method's products (each its blocks of slabs; the
+  // same bytes for any number); the other methods run on every process.
   Centre least_squares_centre(int free, CentreMethod method = CentreMethod::automatic, int threads = 1,
-                              double memory_bytes = physical_memory_bytes()) const;
+                              double memory_bytes = physical_memory_bytes(), const Processes& processes = {}) const;
   static double physical_memory_bytes();  // this machine's RAM (sysconf), +inf when unknown
 
   // max / min ⟨u, θ⟩ over P. `value` = fl(⟨u, x⟩) for the returned x ∈ box;
@@ -163,6 +187,14 @@ class ConvexBody {
     // bracket (of max ⟨sense·u, θ⟩): U(y) = Σ_r (y_r b_r + |y_r| η_r) + R‖sense·u − Aᵀy‖₁.
     Eigen::VectorXd dual;
   };
+  // Whether every normal is an outer product a = vec(u vᵀ) (n = d², found exactly in
+  // double when the slab is added: the stage-2 slabs' x_aᵀ(x_j − x_a)), and the factors:
+  // row r of normal_factor_u / _v is u_r / v_r (N × d).
+  bool rank_one_normals() const { return rank_one_ && !slabs_.empty(); }
+  int side() const { return side_; }
+  Eigen::MatrixXd normal_factor_u() const;
+  Eigen::MatrixXd normal_factor_v() const;
+
   LpResult maximise(const Eigen::VectorXd& u) const;
   LpResult minimise(const Eigen::VectorXd& u) const;
 
@@ -206,6 +238,9 @@ class ConvexBody {
   int n_;
   double radius_;
   std::vector<Slab> slabs_;
+  int side_ = 0;            // d with d² = n, else 0
+  bool rank_one_ = false;   // every normal so far is u ⊗ v
+  std::vector<double> u_, v_;  // the factors, slab by slab (d each)
 };
 
 const char* to_string(ConvexBody::LpResult::Status s);

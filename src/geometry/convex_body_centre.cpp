@@ -3,6 +3,7 @@
 // dense here, streamed in convex_body_centre_streamed.cpp.
 #include "geometry/centre_streamed.hpp"
 #include "geometry/convex_body.hpp"
+#include "geometry/iterative_centre.hpp"
 
 #include "numeric/tolerance.hpp"
 #include "util/format.hpp"
@@ -99,6 +100,7 @@ ConvexBody::Centre dense_centre(const std::vector<Slab>& slabs, int n, double ra
     if (s_desc(j) > out.threshold) out.x0 += (svd.utc(j) / s_desc(j)) * svd.v.col(j);
   out.gap = centre_detail::separation_gap(out.singular_values, free, n);
   // ‖M x0 − c‖² = ‖R x0 − (Qᵀc)_{1..n}‖² + ‖(Qᵀc)_{n+1..}‖² when M was factored.
+  out.largest_singular_value = s_max;
   out.weighted_residual = system.m.size() > 0
                               ? (system.m * out.x0 - system.c).norm()
                               : std::sqrt((svd.r_factor * out.x0 - svd.qtc).squaredNorm() + svd.rest2);
@@ -149,11 +151,20 @@ double ConvexBody::physical_memory_bytes() {
   return pages > 0 && page > 0 ? double(pages) * double(page) : kInf;
 }
 
-ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads, double memory_bytes) const {
+ConvexBody::CentreMethod ConvexBody::automatic_centre_method(int free) const {
+  return automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free);
+}
+
+ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads, double memory_bytes,
+                                                    const Processes& processes) const {
   if (free < 0 || free > n_)
     throw std::invalid_argument("least_squares_centre: free must be in [0, n], got " + std::to_string(free));
   const long long slabs = static_cast<long long>(slabs_.size());
-  if (method == CentreMethod::automatic) method = automatic_centre_method(slabs, n_, free);
+  if (method == CentreMethod::automatic) method = automatic_centre_method(free);
+  if (method == CentreMethod::iterative) {
+    if (auto c = centre_detail::iterative_centre(*this, free, threads, processes)) return std::move(*c);
+    method = CentreMethod::streamed;  // its conditions failed: the streamed method (then the dense one)
+  }
   const bool streamed = method == CentreMethod::streamed;
   if (streamed)
     if (auto c = centre_detail::streamed_centre(slabs_, n_, radius_, free, threads)) return std::move(*c);

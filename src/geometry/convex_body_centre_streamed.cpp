@@ -408,6 +408,7 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
     const Eigen::VectorXd d = bid.diagonal(), e = bid.superdiagonal();
     out.singular_values = bidiagonal_singular_values(d, e);
     if (out.singular_values.size() != n) return std::nullopt;
+    out.largest_singular_value = out.singular_values(n - 1);
     out.threshold = out.singular_values(n - 1) * static_cast<double>(n) * Eigen::NumTraits<double>::epsilon();
     out.rank = static_cast<int>((out.singular_values.array() > out.threshold).count());
     if (out.rank < n - free) return std::nullopt;  // a constrained direction at the threshold: the dense method truncates it

@@ -163,13 +163,18 @@ class StateWriter {
       eta.push_back(slab.eta);
     }
     const ConvexBody::Centre& c = s.centre;
-    return {{"dim", n}, {"radius", hex(s.body.radius())},
+    json out = {{"dim", n}, {"radius", hex(s.body.radius())},
             {"slab_a", slab_rows(slabs, n)}, {"slab_b", put({count}, b)}, {"slab_eta", put({count}, eta)},
             {"centre", {{"x0", vector(c.x0)}, {"free_basis", matrix(c.free_basis)},
                         {"singular_values", vector(c.singular_values)}, {"gap", hex(c.gap)}, {"rank", c.rank},
                         {"threshold", hex(c.threshold)}, {"weighted_residual", hex(c.weighted_residual)},
-                        {"method", c.method == ConvexBody::CentreMethod::streamed ? "streamed" : "dense"},
+                        {"method", c.method == ConvexBody::CentreMethod::streamed    ? "streamed"
+                                   : c.method == ConvexBody::CentreMethod::iterative ? "iterative"
+                                                                                      : "dense"},
                         {"free_basis_residual", hex(c.free_basis_residual)}}}};
+    // Only the iterative centre has it (earlier checkpoints keep their bytes).
+    if (c.method == ConvexBody::CentreMethod::iterative) out["centre"]["value_residual"] = hex(c.value_residual);
+    return out;
   }
 
   static std::string array_name(uint64_t crc) { return "array-" + hex16(crc) + ".npy"; }
@@ -397,15 +402,22 @@ class StateReader {
     const json& c = field(j, "centre", where);
     s.centre.x0 = vector(field(c, "x0", w), n, at(w, "x0"));
     s.centre.free_basis = matrix<Eigen::MatrixXd>(field(c, "free_basis", w), m - 1, n, at(w, "free_basis"));
-    s.centre.singular_values = vector(field(c, "singular_values", w), n, at(w, "singular_values"));
+    const std::string method = text(field(c, "method", w), at(w, "method"));
+    if (method != "dense" && method != "streamed" && method != "iterative")
+      malformed(at(w, "method"), "must be \"dense\", \"streamed\" or \"iterative\"");
+    s.centre.method = method == "streamed"    ? ConvexBody::CentreMethod::streamed
+                      : method == "iterative" ? ConvexBody::CentreMethod::iterative
+                                              : ConvexBody::CentreMethod::dense;
+    // The iterative centre keeps its min(n, 2m + 1) smallest singular values only.
+    const int64_t values = method == "iterative" ? std::min<int64_t>(n, 2 * int64_t{m} + 1) : n;
+    s.centre.singular_values = vector(field(c, "singular_values", w), values, at(w, "singular_values"));
     s.centre.gap = real(field(c, "gap", w), at(w, "gap"));
     s.centre.rank = static_cast<int>(integer(field(c, "rank", w), 0, n, at(w, "rank")));
     s.centre.threshold = real(field(c, "threshold", w), at(w, "threshold"));
     s.centre.weighted_residual = real(field(c, "weighted_residual", w), at(w, "weighted_residual"));
-    const std::string method = text(field(c, "method", w), at(w, "method"));
-    if (method != "dense" && method != "streamed") malformed(at(w, "method"), "must be \"dense\" or \"streamed\"");
-    s.centre.method = method == "streamed" ? ConvexBody::CentreMethod::streamed : ConvexBody::CentreMethod::dense;
     s.centre.free_basis_residual = real(field(c, "free_basis_residual", w), at(w, "free_basis_residual"));
+    // Written since the iterative centre (0 for the other methods, as in earlier checkpoints).
+    if (c.contains("value_residual")) s.centre.value_residual = real(c["value_residual"], at(w, "value_residual"));
     return s;
   }
 
@@ -573,7 +585,8 @@ std::string check_shapes(const LearnState& s) {
     if (!r) continue;
     if (r->sculpt) {
       const ConvexBody::Centre& c = r->sculpt->centre;
-      if (r->sculpt->body.dim() != n || c.x0.size() != n || c.singular_values.size() != n ||
+      const int64_t values = c.method == ConvexBody::CentreMethod::iterative ? std::min<int64_t>(n, 2 * int64_t{s.m} + 1) : n;
+      if (r->sculpt->body.dim() != n || c.x0.size() != n || c.singular_values.size() != values ||
           c.free_basis.rows() != s.m - 1 || c.free_basis.cols() != n)
         return "a round's body or centre has the wrong shape";
     }

@@ -332,4 +332,20 @@ double noise_estimate_band(long long entries, long long parameters, double max_r
   return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
 }
 
+
+// ---- The iterative centre (i51)
+
+double iterative_eigen_residual_bound(double rho, long long rows, int d, long long cols, long long k, double frobenius) {
+  const double root_k = std::sqrt(static_cast<double>(k));
+  const double relative = rho + root_k * (gamma(rows + 2LL * d + 8) + gamma(16 * cols * k)) + 3.0 * gamma(cols + 5);
+  return relative * frobenius * frobenius * bound_evaluation_factor(12);
+}
+
+double iterative_point_backward_error(double rho, long long rows, int d, long long cols, double frobenius,
+                                      double c_norm, double x_norm, double residual_min) {
+  if (!(residual_min > 0)) return kInf;
+  const double evaluation = gamma(rows + 2LL * d + 8) * (frobenius * c_norm + frobenius * frobenius * x_norm);
+  return ((rho + gamma(cols + 5)) * frobenius + evaluation / residual_min) * bound_evaluation_factor(12);
+}
+
 }  // namespace mha::tolerance

@@ -465,4 +465,56 @@ double rounding_floor_factor();
 // tolerance, not a rounding one.
 double noise_estimate_band(long long entries, long long parameters, double max_ratio);
 
+
+// ---- The iterative centre (i51: the slabs by their structure; proofs/iterative_centre.md)
+//
+// ConvexBody::CentreMethod::iterative (geometry/iterative_centre.hpp) ends its LOBPCG
+// once every free Ritz pair's residual ‖A v − λ v‖ (A = MᵀM) is at most
+// kIterativeCentreResidual·λ_max (2⁻⁵⁰: about rounding's level in the products, so
+// the free basis is as accurate as the products allow; the stall rule below ends it
+// where rounding stops it first), and its conjugate gradients once the projected
+// normal residual is at most that times (λ_max‖x‖ + ‖PMᵀc‖). Algorithm parameters,
+// not tolerances of a check: the check takes whatever residual was reached (ρ below).
+constexpr double kIterativeCentreResidual = 0x1p-50;
+// When rounding stops the residual above that (no halving in 60 iterations), the
+// pairs are still used when their residual is at most this; otherwise the streamed
+// method computes the centre. A choice, as kInverseIterationStallLimit.
+constexpr double kIterativeCentreStallLimit = 0x1p-30;
+// The gap rule's values (and the free ones before their second pass) to a residual
+// of this times their own eigenvalue λ̂_j = ŝ_j², so each ŝ_j to about 2⁻⁹ of itself:
+// they sit at the edge of the bulk, close together, converge slowly, and decide only
+// which ratio is largest (ratios ≥ 10 against ≈ 1), with the check's band from their
+// own residual (Centre::value_residual).
+constexpr double kIterativeCentreValueResidual = 0x1p-8;
+
+// The Ritz pairs' residual bound. The fast path returns V̂ (n × k, orthonormal to
+// γ_{16nk}: Householder Q times a symmetric eigensolver's vectors) and Λ̂, and
+// ρ ≥ ‖fl(Â V̂) − V̂Λ̂‖_F/‖M‖_F² (Centre::free_basis_residual). Every entry of a
+// product Â x = Mᵀ(M x) is Σ_r u_rp w_r² (u_rᵀ Θ v_r) v_rq: a 2d-term dot product,
+// four products and an N-term sum (in blocks, still N − 1 additions per entry), so
+// |fl(Â x) − Â x| ≤ γ_{N+2d+5}|M|ᵀ|M||x| and ‖·‖ ≤ γ_{N+2d+5}‖M‖_F²‖x‖; forming
+// AV̂ − V̂Λ̂ adds 3u per entry; the weights w = 1/max(η, φ) carry γ_{n+5} (as the
+// dense method's), so ‖Â − A‖₂ ≤ (2γ_{n+5} + γ_{n+5}²)‖M‖_F²; the orthonormalised V̂
+// moves the residual by at most √k·γ_{16nk}‖A‖. So for the exact A and the
+// orthonormalised V̂ (the same subspace), with V̂ᵀAV̂'s eigenvalues as Λ̂:
+//   ‖A V̂ − V̂Λ̂‖_F ≤ (ρ + √k(γ_{N+2d+8} + γ_{16nk}) + 3γ_{n+5})‖M‖_F².
+// Returns that, times the factor of its own evaluation. Kahan's theorem then puts k
+// eigenvalues of A within it of the λ̂_j (the reference check pairs them by index),
+// and Davis–Kahan's sin θ theorem bounds the free basis's angle by it over the gap
+// λ_p − λ̂_{p−1} to the rest of A's spectrum.
+double iterative_eigen_residual_bound(double rho, long long rows, int d, long long cols, long long k, double frobenius);
+
+// The hull point's backward error: x̂0 ⊥ F̂ with projected normal residual
+// g = P(Mᵀc − A x̂0) and residual r = M x̂0 − c is the exact minimiser over F̂'s
+// complement for M + E, E = −r rᵀ M P/‖r‖² (Stewart 1977: (M + E)ᵀ(c − (M + E)x̂0) ∝
+// PMᵀr − PMᵀr = 0), ‖E‖₂ = ‖g‖/‖r‖. With ρ ≥ ‖ĝ‖/(‖r̂‖‖M‖_F), the evaluation of g
+// (γ_{N+2d+8}(‖M‖_F‖c‖ + ‖M‖_F²‖x̂0‖), as above), ‖r̂‖ ≥ ‖r*‖ (the least-squares
+// minimum over the complement is at most any point's residual: `residual_min` may be
+// the reference's) and the weights' γ_{n+5}:
+//   ε = (ρ + γ_{n+5})‖M‖_F + γ_{N+2d+8}(‖M‖_F‖c‖ + ‖M‖_F²‖x̂0‖)/‖r*‖.
+// Returns ε times the factor of its own evaluation (+inf when residual_min = 0):
+// hull_point_bound's ε for this method.
+double iterative_point_backward_error(double rho, long long rows, int d, long long cols, double frobenius,
+                                      double c_norm, double x_norm, double residual_min);
+
 }  // namespace mha::tolerance

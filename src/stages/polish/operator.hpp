@@ -54,9 +54,10 @@ class AttentionLinearization {
   Eigen::VectorXd gram_diagonal() const;
   // Head i's diagonal block of JᵀJ (d² × d²), formed without J:
   //   Σ_{n,a} Σ_{l,l'} K[l,l'] (x_a ⊗ x_l)(x_a ⊗ x_l')ᵀ,   K = C Cᵀ,  C[l,c] = A_i[a,l](V_i[l,c] − ȳ_{i,a}[c]),
-  // i.e. Zᵀ(K Z) with Z's N·k·k rows x_a ⊗ x_l: O(N k² d⁴) instead of the dense
-  // Jacobian's O(N k d · d⁴), summed over chunks of kGramSampleChunk samples in
-  // order (Z and KZ held a chunk at a time); column chunks of fixed width run in parallel.
+  // i.e. Σ_{n,a} (x_a x_aᵀ) ⊗ (XᵀKX): formed over the pairs p ≤ p', q ≤ q' of the two
+  // symmetric factors as one product of (terms × d(d+1)/2) matrices, about N k d⁴/2
+  // flops instead of Zᵀ(KZ)'s 2 N k² d⁴ (Z's N·k·k rows x_a ⊗ x_l), summed over chunks
+  // of kGramSampleChunk samples in order; column chunks of fixed width run in parallel.
   Eigen::MatrixXd head_gram_block(int head) const;
 
   int64_t parameters() const { return int64_t{m_} * d_ * d_; }
@@ -76,17 +77,12 @@ class AttentionLinearization {
   // Σ over samples of per_sample(n, out) (out: m·d², accumulated), in fixed chunks.
   template <class PerSample>
   Eigen::VectorXd ordered_sum(const PerSample& per_sample) const;
-  // head_gram_block's rows of Z and KZ for samples first .. first+count−1 (rows from 0).
-  void gram_rows(int head, int64_t first, int64_t count, Eigen::MatrixXd& z, Eigen::MatrixXd& kz) const;
-  // block += zᵀ kz.
-  void add_gram_chunk(const Eigen::Ref<const Eigen::MatrixXd>& z, const Eigen::Ref<const Eigen::MatrixXd>& kz,
-                      Eigen::MatrixXd& block) const;
 };
 
 // Samples per chunk of the fixed-order sums (independent of the thread count).
 constexpr int64_t kSampleChunk = 64;
-// Samples per chunk of head_gram_block's sum: Z and KZ take 2·256·k²·d² doubles
-// (67 MB at k = 2, d = 64).
+// Samples per chunk of head_gram_block's sum: its two factors take 2·256·k·d(d+1)/2
+// doubles (17 MB at k = 2, d = 64), the pairs' product (d(d+1)/2)² (68 MB there).
 constexpr int64_t kGramSampleChunk = 256;
 
 }  // namespace mha

@@ -134,9 +134,14 @@ void project_out(const Eigen::MatrixXd& q, const MatD& values, int threads, cons
 }
 
 // Head blocks of JᵀJ for the matrix-free solver's preconditioner, formed once
-// per polishing run (at its start; see MatrixFreeModel).
+// per polishing run (at its start; see MatrixFreeModel), and the storage of their
+// damped Cholesky factors, kept from one Levenberg–Marquardt iteration to the next:
+// a model made anew at every iteration allocated m·d⁴ doubles afresh (4.3 GB at
+// (128,2,2): the resident set swung between 4.8 and 8.9 GB, docs/bench/memory.md).
 struct PreconditionerCache {
   std::vector<Eigen::MatrixXd> head_blocks;
+  std::vector<Eigen::MatrixXd> factors;  // Cholesky factors (lower triangle) of the damped head blocks
+  std::vector<char> factored;
 };
 
 // The Levenberg–Marquardt linear model at one point, with the dense Jacobian:
@@ -295,20 +300,20 @@ class MatrixFreeModel {
     return out;
   }
 
-  // Cholesky of each head's H_i + λ·diag_i, in place in factors_[i] (one d²×d²
-  // matrix per head beside the cached blocks: 134 MB each at d = 64); a head whose
+  // Cholesky of each head's H_i + λ·diag_i, in place in the cache's factors[i] (one
+  // d²×d² matrix per head beside the blocks: 134 MB each at d = 64); a head whose
   // block is not positive definite in floating point falls back to its diagonal.
   void factor_preconditioner(double lambda) {
     const int m = static_cast<int>(cache_.head_blocks.size());
     const int64_t dd = cache_.head_blocks.front().rows();
-    factors_.resize(m);
-    factored_.assign(m, 0);
+    cache_.factors.resize(m);
+    cache_.factored.assign(m, 0);
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < m; ++i) {
-      factors_[i] = cache_.head_blocks[i];  // the same size from the second call on: no new allocation
-      factors_[i].diagonal() += lambda * diag_.segment(i * dd, dd);
-      const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(factors_[i]);
-      factored_[i] = llt.info() == Eigen::Success;
+      cache_.factors[i] = cache_.head_blocks[i];  // the same size after the first call: no new allocation
+      cache_.factors[i].diagonal() += lambda * diag_.segment(i * dd, dd);
+      const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(cache_.factors[i]);
+      cache_.factored[i] = llt.info() == Eigen::Success;
     }
     lambda_ = lambda;
   }
@@ -322,12 +327,12 @@ class MatrixFreeModel {
   }
 
   Eigen::VectorXd precondition(const Eigen::VectorXd& r) const {
-    const int m = static_cast<int>(factors_.size());
+    const int m = static_cast<int>(cache_.factors.size());
     const int64_t dd = r.size() / m;
     Eigen::VectorXd out(r.size());
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < m; ++i)
-      out.segment(i * dd, dd) = factored_[i] ? cholesky_solve(factors_[i], r.segment(i * dd, dd))
+      out.segment(i * dd, dd) = cache_.factored[i] ? cholesky_solve(cache_.factors[i], r.segment(i * dd, dd))
                                              : Eigen::VectorXd(r.segment(i * dd, dd).cwiseQuotient(
                                                    (1 + lambda_) * diag_.segment(i * dd, dd)));
     return out;
@@ -340,8 +345,6 @@ class MatrixFreeModel {
   PreconditionerCache& cache_;
   Eigen::MatrixXd q_;
   Eigen::VectorXd gradient_, diag_;
-  std::vector<Eigen::MatrixXd> factors_;  // Cholesky factors (lower triangle) of the damped head blocks
-  std::vector<char> factored_;
   // Scratch of every product with JᵀP⊥J, reused (N·k × d each, and project_out's chunk products).
   MatD applied_, projected_;
   std::vector<double> partial_;

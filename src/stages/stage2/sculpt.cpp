@@ -340,7 +340,8 @@ SculptResult sculpt_body(const SampleSource& source, const MatD& w_hat, int m, c
   SculptReport& rep = result.report;
   const auto start = std::chrono::steady_clock::now();
   if (result.body.size() > 0) {
-    result.centre = result.body.least_squares_centre(m - 1, ConvexBody::CentreMethod::automatic, o.threads);
+    result.centre = result.body.least_squares_centre(m - 1, ConvexBody::CentreMethod::automatic, o.threads,
+                                                     ConvexBody::physical_memory_bytes(), o.processes);
     rep.numerical_rank = result.centre.rank;
     rep.gap = result.centre.gap;
     const Eigen::VectorXd& sv = result.centre.singular_values;

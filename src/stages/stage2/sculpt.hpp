@@ -75,6 +75,8 @@ struct SculptReport {
   // worst case — and about
   // hull_distance_typical = (Σ_constrained 1/s_j²)^{1/2} when the slabs' errors are
   // uncorrelated. Divided by ‖x0‖ (≤ every ‖Θ_i‖) they compare with hull_error.
+  // The iterative centre knows only the smallest 2m + 1 values: its typical figure
+  // sums those alone, a lower bound of the formula's.
   double hull_distance_bound = 0, hull_distance_typical = 0, hull_point_norm = 0;
   std::vector<double> smallest_singular_values;  // up to 2m of them, ascending
   double rows_per_second = 0;

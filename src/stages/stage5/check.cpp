@@ -175,9 +175,149 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
   return part;
 }
 
+// ---- The iterative centre (proofs/iterative_centre.md): its own errors from its
+// residuals, the reference's values for the gaps.
+
+struct IterativeErrors {
+  double residual = 0;   // ‖A V̂ − V̂Λ̂‖ of the free block for the exact A (tolerance::iterative_eigen_residual_bound)
+  double value_residual = 0;  // the same over the other computed values
+  double point = 0;      // ε of the hull point (tolerance::iterative_point_backward_error)
+  double reference_value = 0;  // the reference's own error on a singular value (as Errors::reference)
+};
+
+// |ŝ_j − s_j| ≤ |λ̂_j − λ_j|/(ŝ_j + s_j) ≤ min(e/ŝ_j, √e) for |λ̂_j − λ_j| ≤ e.
+double value_error(double e, double s_hat) { return s_hat > 0 ? std::min(e / s_hat, std::sqrt(e)) : std::sqrt(e); }
+
+ComparisonPart compare_iterative_directions(const SpanResult& fast, const SpanReference& ref, const IterativeErrors& e,
+                                            int m, long long k) {
+  ComparisonPart part;
+  part.name = "hull directions";
+  part.quantity = "sin θ, largest principal angle of the m − 1 free directions";
+  const int p = m - 1;
+  const long long n = ref.singular_values.size();
+  if (p == 0 || p >= n) {
+    part.detail = "m = 1: no hull directions";
+    return part;
+  }
+  const Eigen::VectorXd& s = ref.singular_values;
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
+  const double reference_angle = lambda_gap > 0
+      ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
+      : std::numeric_limits<double>::infinity();
+  // Davis–Kahan: the Ritz values of the block are ≤ λ̂_{p−1}, the rest of A's spectrum ≥ λ_p.
+  const double reference_lambda_error = 2 * s(p) * e.reference_value + e.reference_value * e.reference_value;
+  const double lambda_hat = fast.singular_values(p - 1) * fast.singular_values(p - 1) * (1 + 2 * kU);
+  const double separation = (s(p) * s(p) - reference_lambda_error) * (1 - 2 * kU) - lambda_hat;
+  const double sine = sin_largest_principal_angle(fast.hull_directions, ref.free_basis);
+  const double bound = separation > 0
+      ? (e.residual / separation + std::sqrt(double(p)) * tol::gamma(16 * n * k) + reference_angle) *
+            tol::bound_evaluation_factor(8)
+      : std::numeric_limits<double>::infinity();
+  if (!(bound < 1)) {
+    part.compared = 1;
+    part.undecided = 1;
+    part.detail = format("λ_m − λ̂_{m−1} = %.3g is not above the Ritz residual %.3g: the directions are not "
+                         "determined at this accuracy (sin θ = %.3g)", separation, e.residual, sine);
+    return part;
+  }
+  part.record(sine, bound);
+  part.detail = format("sin θ = %.3g within %.3g (Ritz residual %.3g over λ_m − λ̂_{m−1} = %.3g)", sine, bound,
+                       e.residual, separation);
+  return part;
+}
+
+ComparisonPart compare_iterative_hull_point(const SpanResult& fast, const SpanReference& ref, const IterativeErrors& e,
+                                            double sin_kept, int m, long long rows) {
+  ComparisonPart part;
+  part.name = "hull point";
+  part.quantity = "‖x̂0 − x0‖ (the minimum-norm least-squares point across the hull)";
+  const Eigen::VectorXd& s = ref.singular_values;
+  const long long n = s.size();
+  const int p = m - 1;
+  const double difference = (fast.hull_point - ref.x0).norm();
+  // The iterative method keeps every constrained direction (it refuses a constrained
+  // value at the threshold); the reference must too, decidedly.
+  const double e_threshold = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * e.reference_value +
+                             kU * ref.threshold;
+  if (!(s(p) - e.reference_value > ref.threshold + e_threshold)) {
+    part.compared = 1;
+    part.undecided = 1;
+    part.detail = format("the smallest constrained value %.3g is not clearly above the rank threshold %.3g: the kept "
+                         "set is undecided", s(p), ref.threshold);
+    return part;
+  }
+  const double x0_norm = ref.x0.norm();
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  const double kappa = s(n - 1) / s(p);
+  const double s_drop = p > 0 ? s(p - 1) : 0.0;
+  const double bound = tol::hull_point_bound(e.point, s(n - 1), s(p), s_drop, sin_kept, x0_norm, ref.weighted_residual,
+                                             ref.c_norm, rows, n, n - p) +
+                       kU * x0_norm + tol::gamma(rows + 16 * n * n, up) * kappa * kappa * x0_norm;
+  if (!std::isfinite(bound)) {
+    part.compared = 1;
+    part.undecided = 1;
+    part.detail = format("no finite bound (sin θ of the kept subspace %.3g, backward error %.3g); ‖x̂0 − x0‖ = %.3g",
+                         sin_kept, e.point, difference);
+    return part;
+  }
+  part.record(difference, bound);
+  part.detail = format("‖x̂0 − x0‖ = %.3g within %.3g (‖x0‖ = %.3g)", difference, bound, x0_norm);
+  return part;
+}
+
+Comparison check_iterative_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& o) {
+  const long long n = body.dim();
+  const long long rows = std::max<long long>(static_cast<long long>(body.size()), n);
+  const long long k = fast.singular_values.size();
+  return escalate([&](unsigned bits) {
+    const SpanReference ref = span_reference(body, m - 1, bits);
+    const Errors reference_errors = errors(ref, rows, n, fast, m - 1);
+    IterativeErrors e;
+    e.reference_value = reference_errors.reference;
+    e.residual = tol::iterative_eigen_residual_bound(fast.free_basis_residual, rows, body.side(), n, k, ref.frobenius);
+    e.value_residual = tol::iterative_eigen_residual_bound(fast.value_residual, rows, body.side(), n, k, ref.frobenius);
+    e.point = tol::iterative_point_backward_error(fast.free_basis_residual, rows, body.side(), n, ref.frobenius,
+                                                  ref.c_norm, fast.hull_point.norm(), ref.weighted_residual);
+    Comparison c;
+    c.stage = std::string("5");
+    c.quantity = "|ŝ_j − s_j| per computed singular value of the weighted constraint matrix";
+    c.agree = true;
+    double window_error = 0;
+    for (long long j = 0; j < k; ++j) {
+      const double ej = value_error(j < m - 1 ? e.residual : e.value_residual, fast.singular_values(j)) + e.reference_value;
+      window_error = std::max(window_error, ej);
+      const double bound = ej + kU * std::abs(fast.singular_values(j));
+      c.compared++;
+      const double difference = std::abs(fast.singular_values(j) - ref.singular_values(j));
+      const double ratio = difference / bound;
+      if (c.compared == 1 || ratio > c.slack || !(ratio == ratio)) {
+        c.slack = ratio;
+        c.max_difference = difference;
+        c.bound = bound;
+      }
+      if (!(difference <= bound)) c.agree = false;
+    }
+    c.detail = format("%.0f slabs × %.0f unknowns; iterative centre, the %lld smallest values; backward error ρ = %.3g, "
+                      "Ritz residual bounds %.3g (free), %.3g (other values) (‖M‖_F = %.3g)",
+                      double(body.size()), double(n), k, fast.free_basis_residual, e.residual, e.value_residual,
+                      ref.frobenius);
+    Errors window;
+    window.fast = window_error;
+    add_part(c, compare_dimension(fast, ref, window, m, o));
+    const ComparisonPart directions = compare_iterative_directions(fast, ref, e, m, k);
+    add_part(c, directions);
+    const double sin_kept = m - 1 == 0 ? 0.0 : (directions.compared > 0 && directions.undecided == 0 ? directions.bound : 1.0);
+    add_part(c, compare_iterative_hull_point(fast, ref, e, sin_kept, m, rows));
+    for (ComparisonPart& part : c.parts) part.precision = bits;
+    return c;
+  });
+}
+
 }  // namespace
 
 Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& o) {
+  if (fast.centre_method == ConvexBody::CentreMethod::iterative) return check_iterative_span(body, fast, m, o);
   const long long n = body.dim();
   const long long rows = std::max<long long>(static_cast<long long>(body.size()), n);
   return escalate([&](unsigned bits) {

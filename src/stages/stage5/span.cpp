@@ -50,7 +50,7 @@ SpanResult find_span(const ConvexBody& body, const ConvexBody::Centre& centre, i
   const int n = body.dim();
   if (m < 1) throw std::invalid_argument("find_span: m must be ≥ 1, got " + std::to_string(m));
   if (centre.free_basis.rows() != m - 1 || centre.free_basis.cols() != n || centre.x0.size() != n ||
-      centre.singular_values.size() != n)
+      centre.singular_values.size() < std::min<Eigen::Index>(n, 2 * Eigen::Index{m} + 1))
     throw std::invalid_argument("find_span: centre must be body.least_squares_centre(m − 1)");
 
   SpanResult r;
@@ -79,6 +79,7 @@ SpanResult find_span(const ConvexBody& body, const ConvexBody::Centre& centre, i
   r.rank = centre.rank;
   r.centre_method = centre.method;
   r.free_basis_residual = centre.free_basis_residual;
+  r.value_residual = centre.value_residual;
   r.message = msg.str();
   r.seconds = seconds_since(start);
   return r;

@@ -40,11 +40,12 @@ struct SpanResult {
   double gap = 0;                    // that largest ratio s_j/s_{j−1}
 
   // The centre's singular values and rank, for the reference comparison (check.hpp).
-  Eigen::VectorXd singular_values;   // all n, ascending
+  Eigen::VectorXd singular_values;   // all n, ascending (the iterative centre: its min(n, 2m + 1) smallest)
   double threshold = 0;              // rank threshold s_max·n·ε
   int rank = 0;
   ConvexBody::CentreMethod centre_method = ConvexBody::CentreMethod::dense;  // how the centre was computed,
   double free_basis_residual = 0;    // and its inverse iteration's ρ (ConvexBody::Centre)
+  double value_residual = 0;         // the iterative centre's other values' residual (ConvexBody::Centre)
   std::string message;               // what the fast reading noticed (no clear gap, 0 ∈ H)
   double seconds = 0;
 };
