@@ -352,4 +352,18 @@ double noise_estimate_band(long long entries, long long parameters, double max_r
   return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
 }
 
+// ---- Stage 5 by membership queries (the paper variant)
+
+double membership_excess_evaluation_error(long long n, double abs_dot, double b, double eta) {
+  return (gamma(n + 2) * (abs_dot + std::abs(b)) + kDoubleUnitRoundoff * eta) * bound_evaluation_factor(8);
+}
+
+double optimum_two_paths_bound(double gap_fast, double penalty, double reference_error) {
+  return (std::max(gap_fast, 0.0) + penalty + reference_error) * bound_evaluation_factor(4);
+}
+
+double membership_hull_point_bound(double sin_bound, double point_norm, long long n, long long free) {
+  return (sin_bound + gamma(2 * n * free + 1) * static_cast<double>(1 + free)) * point_norm * bound_evaluation_factor(6);
+}
+
 }  // namespace mha::tolerance
