@@ -6,6 +6,7 @@
 #include "cli/processes.hpp"
 #include "cli/stop_signals.hpp"
 #include "data/oracle.hpp"
+#include "data/provenance.hpp"
 #include "geometry/convex_body.hpp"
 #include "util/progress.hpp"
 #include "version.hpp"
@@ -54,6 +55,18 @@ std::string parse_error_line(const CLI::App& app, const CLI::ParseError& e, int 
   return e.what();
 }
 
+// The reproducible x86-64 build is compiled for x86-64-v3: main says so instead
+// of dying on an illegal instruction on an older CPU. (Every aarch64 CPU has
+// the armv8-a base level the ARM build is compiled for.)
+bool cpu_runs_this_build() {
+#if defined(__x86_64__)
+  return std::string(mha::kArithmetic) != "reproducible" ||
+         (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#else
+  return true;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,10 +79,7 @@ int main(int argc, char** argv) {
   // (16,2,2) then peaked at 124 MB instead of 103 MB (docs/bench/streaming.md).
   // Setting the threshold fixes it (mallopt turns the adjustment off).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  // The reproducible build is compiled for x86-64-v3: say so instead of dying
-  // on an illegal instruction on an older CPU.
-  if (std::string(mha::kArithmetic) == "reproducible" &&
-      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+  if (!cpu_runs_this_build()) {
     std::fprintf(stderr, "mhalearn: error: this build needs an x86-64-v3 CPU (AVX2 and FMA); "
                          "configure with -DMHALEARN_ARCH=native on this machine\n");
     return kExitFailedRun;
@@ -85,8 +95,7 @@ int main(int argc, char** argv) {
   if (!prints_and_writes() && (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)))
     return kExitFailedRun;
   CLI::App app{"mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths"};
-  app.set_version_flag("--version", std::string("mhalearn ") + mha::kVersion + " (" + mha::kGitCommit +
-                                        "; arithmetic: " + mha::kArithmetic + ", " + mha::kFloatingPointFlags + ")");
+  app.set_version_flag("--version", mha::version_text());
   app.require_subcommand(1);
   std::map<std::string, Runner> runners;
   runners["generate"] = add_generate(app);

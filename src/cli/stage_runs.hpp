@@ -1,5 +1,5 @@
 // The work of `mhalearn stage1` and `mhalearn sculpt` (the learner's first two
-// stages, MATH.md §3), shared by the CLI (cmd_stages.cpp: options, input files,
+// stages, MATH.md §3.1–§3.2), shared by the CLI (cmd_stages.cpp: options, input files,
 // output files, printing) and Python's mhalearn.stage1 and mhalearn.sculpt:
 // each runs on a sample source and returns its report, its text and its output
 // document, so that the two surfaces cannot write different records.
