@@ -6,7 +6,9 @@
 // winner) and the reference (the same tuples in MPFR: designs, normal equations,
 // residual) agree within the propagated bounds, and the fast winner is the
 // reference winner or tied with it — compare_net, as `mhalearn verify 6` and the
-// learner's reference step run it. Tests of the tester: one tuple's error scaled by
+// learner's reference step run it. The net is over the hull (point and m − 1
+// directions, the extended variant's) or over the span (point 0 and m directions, the
+// paper variant's), drawn per case. Tests of the tester: one tuple's error scaled by
 // 1 + 10⁻⁶, and the winner's error raised above the runner-up's, are rejected.
 #include "generators.hpp"
 #include "numeric/rng.hpp"
@@ -39,8 +41,19 @@ auto net_agrees(const NetFast& fast) {
     for (int i = 1; i < m; ++i)
       spread.col(i - 1) = net_flat(layer.heads[i].theta) - net_flat(layer.heads[0].theta) +
                           move * net_flat(gaussian_matrix(seed, Stream::verify, i, 0, d));
-    const Eigen::MatrixXd dirs =
+    const Eigen::MatrixXd hull_dirs =
         (Eigen::HouseholderQR<Eigen::MatrixXd>(spread).householderQ() * Eigen::MatrixXd::Identity(n, m - 1)).transpose();
+    // The paper variant nets the span instead (steps.cpp, net_domain): the point 0 and an
+    // orthonormal basis of span{x0, hull directions}, m axes.
+    const bool over_span = *rc::gen::arbitrary<bool>().as("over the span (else the hull)");
+    Eigen::MatrixXd dirs = hull_dirs;
+    if (over_span) {
+      Eigen::MatrixXd span(n, m);
+      span.col(0) = x0;
+      span.rightCols(m - 1) = hull_dirs.transpose();
+      dirs = (Eigen::HouseholderQR<Eigen::MatrixXd>(span).householderQ() * Eigen::MatrixXd::Identity(n, m)).transpose();
+      x0.setZero();
+    }
     NetOptions no;
     no.train_samples = no.validation_samples = 32;
     no.max_tuples = 28;

@@ -112,6 +112,7 @@ void step_sculpt(Run& run) {
 void step_span(Run& run) {
   LearnRound& cur = *run.s.current;
   cur.span = run_span(run.p, run.s.round, *cur.sculpt);
+  if (cur.span.hull_point.size() == 0) return run.end_rounds();  // no span: run_span said why
   if (!selected_body_checked(run.p)) {
     cur.sculpt->body = ConvexBody(cur.sculpt->body.dim(), cur.sculpt->body.radius());
     release_freed_memory();

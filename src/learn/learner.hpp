@@ -131,6 +131,7 @@ struct LearnOptions {
   int64_t extended_constraints_per_unknown = 8;  // extended: rounds ≥ 1 keep this many slabs per entry of Θ
   double paper_tau = 1e-3;           // paper: stage 4's τ, at least this (learner.cpp, paper_tau)
   double paper_margin_target = 1e-2; // paper: stage 3's margin M = ln(2(k−1)/target)
+  MembershipSpanOptions membership;  // paper: stage 5 by membership queries (directions, oracle's cuts per query)
   // The fast paths the run uses and its reference step checks (stage 1's estimate,
   // stage 3's fits, stage 5's span are taken from here). Tests and the
   // fault-injection build of the CLI swap in a wrong copy to see the check reject it.

@@ -1,8 +1,9 @@
 #include "learn/reference_checks.hpp"
 
 #include "learn/reference_samples.hpp"
-
+#include "learn/steps.hpp"
 #include "stages/stage5/check.hpp"
+#include "stages/stage5/span_membership_reference.hpp"
 #include "stages/stage5/widths.hpp"
 #include "util/format.hpp"
 
@@ -48,16 +49,23 @@ bool check_proxy(Pipeline& p, const SculptResult& body) {
     return false;
   }
   const double distance = (body.centre.x0 - reference).norm() / std::max(reference.norm(), 1e-300);
+  const bool paper = p.o.variant == LearnVariant::paper;  // its proxy is P_min itself (of round 0's body)
   p.diagnose({"3", p.rep.best_round, "proxy against the minimum-norm point of K",
-              format("‖x0 − P_min‖/‖P_min‖ = %.3g for the least-squares centre x0 the learner uses (warning above %.2g)",
-                     distance, kProxyFar),
-              distance > kProxyFar});
+              format("‖x0 − P_min‖/‖P_min‖ = %.3g for the least-squares centre x0 %s (warning above %.2g)", distance,
+                     paper ? "(the paper variant's stage 5 starts from P_min)" : "the learner uses", kProxyFar),
+              !paper && distance > kProxyFar});
   return true;
 }
 
 // `body_nonempty`: the LP-width diagnostic needs a point of K (else the "K empty" one says it all).
 void check_span_of(Pipeline& p, const SculptResult& body, bool body_nonempty) {
   if (!large_reference_allowed(p, "5", "the span of the selected body")) return;
+  if (p.o.variant == LearnVariant::paper) {  // stage 5 by membership queries, as the run computed it
+    const MembershipSpan ms =
+        p.o.fast.span_membership(body.body, p.m, p.o.fast.min_norm(body.body), p.o.membership);
+    p.check(p.rep.best_round, check_span_membership(body.body, ms, p.m));
+    return;
+  }
   const SpanResult span = p.o.fast.span(body.body, body.centre, p.m, SpanOptions{});
   p.check(p.rep.best_round, check_span(body.body, span, p.m, SpanOptions{}));
   if (span.dimension_fast != p.m - 1)
@@ -102,6 +110,11 @@ void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, 
   p.check(round, check_margin(p.source, proxies, result, first, kSamples.selection));
 }
 
+void check_proxy_run(Pipeline& p, int round, const ConvexBody& body) {
+  if (!checks_on(p) || !large_references_fit(p.d, p.o.reference_max_unknowns)) return;
+  p.check(round, check_min_norm_point(body, p.o.fast.min_norm));
+}
+
 bool selected_body_checked(const Pipeline& p) {
   return checks_on(p) && !p.o.oracle.stage6 && large_references_fit(p.d, p.o.reference_max_unknowns);
 }
@@ -121,8 +134,9 @@ void check_selected_round(Pipeline& p, const LearnRound& best) {
   net.train_samples = net.validation_samples = kSamples.net;
   net.max_tuples = kSamples.net_tuples;
   net.radius = p.o.sculpt.sculpt.radius;
-  p.check(p.rep.best_round, check_stage6(p.source, thetas, 0, kSamples.least_squares, best.span.hull_point,
-                                         best.span.hull_directions, net, p.o.fast.w_least_squares, p.o.fast.net));
+  const NetDomain domain = net_domain(p.o, best.span);  // the hull, or the paper variant's span
+  p.check(p.rep.best_round, check_stage6(p.source, thetas, 0, kSamples.least_squares, domain.point, domain.directions,
+                                         net, p.o.fast.w_least_squares, p.o.fast.net));
 }
 
 void check_polish_start(Pipeline& p, const Layer& start) {

@@ -40,6 +40,9 @@ void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptO
 void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, const MarginResult& result,
                       uint64_t first);
 void check_selected_round(Pipeline& p, const LearnRound& best);
+// The paper variant's stage-3 proxy, the minimum-norm point of round `round`'s body
+// (check_min_norm_point), for d² ≤ reference_max_unknowns.
+void check_proxy_run(Pipeline& p, int round, const ConvexBody& body);
 // Whether check_selected_round reads the selected round's body (its slabs): the
 // stage-3 and stage-5 rows, run only with the reference on, without the stage-6
 // oracle and for d² ≤ reference_max_unknowns. When not, the learner drops each

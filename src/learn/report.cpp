@@ -1,5 +1,6 @@
 #include "learn/report.hpp"
 
+#include "learn/open_choices.hpp"
 #include "util/format.hpp"
 
 #include <sstream>
@@ -9,13 +10,20 @@ namespace mha {
 using nlohmann::json;
 
 std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant v) {
-  if (v == LearnVariant::paper)
-    return {{"rows", "row 1 of each sample only"},
+  if (v == LearnVariant::paper) {
+    std::vector<std::pair<std::string, std::string>> out = {{"rows", "row 1 of each sample only"},
             {"v_min", "none beyond the lemma's v̂_j > δ"},
             {"tau", "stage 4: twice the residual the lemma's W-error term leaves (at least paper_tau), over the whole budget; stage 2: a pilot's quantile (the crude Ŵ's error is not bounded)"},
-            {"stage 3 margin", "fixed M = ln(2(k−1)/paper_margin_target) (margin-stability lemma)"},
+            {"stage 2 widths", "heuristic: the lemma's with σ_min = 10³ and no W error (the crude Ŵ makes the lemma's vacuous)"},
+            {"stage 3 proxy", "the minimum-norm point of K (dual active set); K empty: the least-squares centre x0 (the least common widening that would make K meet is reported)"},
+            {"stage 3 margin", "the largest proxy margins over the whole budget, at least M = ln(2(k−1)/paper_margin_target) (margin-stability lemma): the shortest prefix with 16·d rows whose tokens have rank d, from a pool of 256·d"},
+            {"stage 5", "membership queries: cutting planes through K's separation oracle (at most max(16, n/8) cuts a query) along m random directions, the SVD of the optimisers' differences, K's minimum-norm point"},
+            {"stage 6", "the exhaustive net over the span (m axes, ‖Θ‖_F ≤ R, cell centres meeting the ball, at most --net-tuples tuples) only"},
             {"rounds", "one pass: 1, 2, 3, 4, 5, 6; the stage-4 layer is returned"},
-            {"stage 6", "the exhaustive net only"}};
+            {"open choices", "MATH.md §3.9, the paper variant's open choices: the \"open NN\" lines"}};
+    for (auto& c : paper_open_choices()) out.push_back(std::move(c));
+    return out;
+  }
   return {{"rows", "every row"},
           {"v_min", "0.05, per pair of entries (rounds ≥ 1; every entry in round 0)"},
           {"tau", "adaptive: the smallest residuals over the whole budget for 8·d² slabs (rounds ≥ 1; a pilot's quantile in round 0)"},

@@ -3,6 +3,7 @@
 #include "learn/reference_checks.hpp"
 #include "stages/polish/record.hpp"
 #include "stages/stage1/record.hpp"
+#include "stages/stage3/proxy.hpp"
 #include "stages/stage3/record.hpp"
 #include "stages/stage4/record.hpp"
 #include "stages/stage5/record.hpp"
@@ -150,7 +151,56 @@ SculptResult run_sculpt(Pipeline& p, int round, const MatD& w_sum, double w_erro
 
 // ---- Stage 5 -------------------------------------------------------------------
 
+// The paper variant's stage 5: the span from membership queries to K (stages/stage5/
+// span_membership.hpp) around K's minimum-norm point; its hull point and directions are
+// what the round keeps (stage 6 nets their span). An empty hull point: no span (the
+// report's message says why).
+SpanResult membership_span(Pipeline& p, int round, const SculptResult& sculpt) {
+  const ActiveSetResult base = p.o.fast.min_norm(sculpt.body);
+  const MembershipSpan ms = p.o.fast.span_membership(sculpt.body, p.m, base, p.o.membership);
+  StageRecord r{"5", round, 0, ms.seconds, "", {}};
+  r.details = {{"method", "membership queries (cutting planes through the separation oracle)"},
+               {"directions", ms.optima.size()}, {"oracle_queries", ms.oracle_queries}, {"gap", ms.gap}};
+  SpanResult span;
+  span.seconds = ms.seconds;
+  if (!ms.ok()) {
+    r.summary = ms.failure;
+    p.record(std::move(r));
+    p.rep.message = format("round %d: %s", round, ms.failure.c_str());
+    return span;
+  }
+  std::vector<double> singular(ms.singular_values.data(), ms.singular_values.data() + ms.singular_values.size());
+  r.details["singular_values"] = singular;
+  r.details["base_point_norm"] = ms.base_point.norm();
+  span.hull_point = ms.hull_point;
+  span.hull_directions = ms.hull_directions;
+  span.span_basis = ms.span_basis;
+  span.gap = ms.gap;
+  span.dimension_fast = ms.gap >= SpanOptions{}.min_gap ? p.m - 1 : 0;
+  span.message = ms.message;
+  r.summary = format("span of dimension %d from %lld membership queries along %d directions (gap %.2e)",
+                     int(ms.span_basis.rows()), (long long)ms.oracle_queries, int(ms.optima.size()), ms.gap);
+  if (p.truth) {
+    // How far the heads lie from the hull and from the span read off (relative to ‖Θ_i‖).
+    double hull_error = 0, span_error = 0;
+    for (const auto& h : p.truth->heads) {
+      const Eigen::Map<const Eigen::VectorXd> t(h.theta.data(), h.theta.size());
+      const Eigen::VectorXd from_hull = t - ms.hull_point;
+      const Eigen::VectorXd across = from_hull - ms.hull_directions.transpose() * (ms.hull_directions * from_hull);
+      const Eigen::VectorXd off_span = t - ms.span_basis.transpose() * (ms.span_basis * t);
+      hull_error = std::max(hull_error, across.norm() / t.norm());
+      span_error = std::max(span_error, off_span.norm() / t.norm());
+    }
+    r.details["hull_error"] = hull_error;
+    r.details["span_error"] = span_error;
+    r.summary += format("; hull error %.2e, span error %.2e", hull_error, span_error);
+  }
+  p.record(std::move(r));
+  return span;
+}
+
 SpanResult run_span(Pipeline& p, int round, const SculptResult& sculpt) {
+  if (p.o.variant == LearnVariant::paper) return membership_span(p, round, sculpt);
   SpanResult span = p.o.fast.span(sculpt.body, sculpt.centre, p.m, SpanOptions{});
   p.record(span_record(span, round));
   return span;
@@ -187,6 +237,16 @@ double net_radius(const LearnOptions& o, int round, const Eigen::VectorXd& hull_
   return o.variant == LearnVariant::paper || round == 0 ? r : std::max(r, 2 * hull_point.norm());
 }
 
+NetDomain net_domain(const LearnOptions& o, const SpanResult& span) {
+  if (o.variant != LearnVariant::paper) return {span.hull_point, span.hull_directions};
+  const Eigen::Index n = span.hull_point.size(), free = span.hull_directions.rows();
+  const double norm = span.hull_point.norm();
+  NetDomain out{Eigen::VectorXd::Zero(n), Eigen::MatrixXd(free + (norm > 0 ? 1 : 0), n)};
+  if (norm > 0) out.directions.row(0) = (span.hull_point / norm).transpose();
+  out.directions.bottomRows(free) = span.hull_directions;
+  return out;
+}
+
 bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation) {
   if (p.o.oracle.stage6) {
     cur.net.layer = cur.net.coarse_layer = *p.truth;
@@ -201,12 +261,15 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
   no.processes = p.o.processes;
   no.radius = net_radius(p.o, round, cur.span.hull_point);
   no.first_sample = p.offset;
-  try {
+  if (p.o.variant == LearnVariant::paper) {
+    // The sources' net: over span{Θ_i} (m axes about 0), not the (m − 1)-dimensional hull.
+    const NetDomain span = net_domain(p.o, cur.span);
+    cur.net = search_net(p.source, span.point, span.directions, p.m, no);
+  } else {
     cur.net = search_net(p.source, cur.span.hull_point, cur.span.hull_directions, p.m, no);
-  } catch (const DatasetError&) {
-    throw;  // bad data, not a failed round: the caller reports it
-  } catch (const std::exception& e) {
-    p.rep.message = format("round %d: %s", round, e.what());
+  }
+  if (!cur.net.ok()) {
+    p.rep.message = format("round %d: %s", round, cur.net.failure.c_str());
     return false;
   }
   p.offset += cur.net.report.samples;
@@ -219,6 +282,10 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
     errors = ParameterErrors{e.theta_max_rel, e.w_max_rel};
   }
   StageRecord record = net_record(cur.net, cur.validation_error, round, errors ? &*errors : nullptr);
+  if (p.o.variant == LearnVariant::paper) {
+    record.details["net_over"] = "the span";
+    record.summary += "; net over the span";
+  }
   if (no.radius != p.o.sculpt.sculpt.radius) {
     record.details["radius"] = no.radius;
     record.summary += format("; ball grown to R = %.3g (hull point at %.3g)", no.radius, cur.span.hull_point.norm());
@@ -229,15 +296,48 @@ bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& valid
 
 // ---- Stage 3 -------------------------------------------------------------------
 
-// The paper's minimum-norm point of K (the centre of the body's least squares),
-// or — extended, once the round has a layer that fits — the net's heads.
-MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round) {
+// The paper variant: "the minimum norm point in this convex body as a proxy" (the
+// sources' stage 3), by the fast dual active-set method. Round 0's heuristic widths
+// can make K empty (its slabs contradict each other; measured: every paper run of
+// docs/theorem_shape/): there is no such point, and the least-squares centre x0 — the
+// point of least weighted violation — stands in. The report gives the least common
+// factor t* by which the widths would have to grow for the slabs to meet
+// (stages/stage3/proxy.hpp): the minimum-norm point of that widened body lies near 0,
+// where no proxy margin reaches M (MATH.md §3.3, docs/diagnosis.md).
+MarginProxies paper_proxy(const Pipeline& p, const SculptResult& body) {
   MarginProxies out;
-  if (p.o.variant == LearnVariant::extended && round.net.layer.m() == p.m && round.validation_error < kHeadsAsProxiesFit) {
+  const Eigen::VectorXd& x0 = body.centre.x0;
+  const ActiveSetResult point = p.o.fast.min_norm(body.body);
+  if (point.status == ActiveSetResult::optimal && point.inside_ball) {
+    out.thetas.push_back(Eigen::Map<const MatD>(point.x.data(), p.d, p.d));
+    out.centre_distance = (point.x - x0).norm() / std::max(point.x.norm(), 1e-300);
+    out.body = &body.body;
+    out.what = "the minimum-norm point of K";
+    return out;
+  }
+  std::string widening;
+  out.least_widening = least_consistent_factor(body.body, widening);
+  out.thetas.push_back(Eigen::Map<const MatD>(x0.data(), p.d, p.d));
+  out.what = "the body's least-squares centre";
+  out.fallback = (point.status == ActiveSetResult::optimal
+                      ? format("K has no point in the ball (its slabs' minimum-norm point has norm %.3g > R)", point.x.norm())
+                      : "K is empty by the active-set method (" + point.message + ")") +
+                 "; " + widening;
+  return out;
+}
+
+// The paper's minimum-norm point of K, or — extended — the body's least-squares
+// centre x0 until the round has a layer that fits, then the net's heads.
+MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round) {
+  if (p.o.variant == LearnVariant::paper) return paper_proxy(p, *round.sculpt);
+  MarginProxies out;
+  if (round.net.layer.m() == p.m && round.validation_error < kHeadsAsProxiesFit) {
     for (const auto& h : round.net.layer.heads) out.thetas.push_back(h.theta);
     out.heads = true;
+    out.what = "the net's heads";
   } else {
     out.thetas.push_back(Eigen::Map<const MatD>(round.sculpt->centre.x0.data(), p.d, p.d));
+    out.what = "the body's centre";
   }
   return out;
 }
@@ -253,18 +353,32 @@ MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
     return exact;
   }
   MarginOptions mo = p.o.margin;
-  if (p.o.variant == LearnVariant::paper) mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
+  if (p.o.variant == LearnVariant::paper) {
+    mo.fixed_threshold = paper_margin_threshold(p.o, p.k);
+    mo.top_events = true;  // the highest threshold the budget affords, at least M (MATH.md §3.3)
+  }
   if (proxies.heads) mo.accept_fraction = p.o.heads_accept_fraction;
   mo.threads = p.o.threads;
   mo.processes = p.o.processes;
   mo.first_sample = p.offset;
+  if (proxies.body) check_proxy_run(p, round, *proxies.body);
   MarginResult s3 = p.o.fast.margin(p.source, proxies.thetas, mo, p.truth);
   count_shared_samples(p, s3.report.samples_by_process);
   check_margin_run(p, round, proxies.thetas, s3, mo.first_sample);
   p.offset += s3.report.pilot_samples + s3.report.samples;
   StageRecord r = margin_record(s3, round);
-  r.details["proxy"] = proxies.heads ? "the net's heads" : "the body's centre";
+  r.details["proxy"] = proxies.what;
   if (proxies.heads) r.summary += "; proxies: the net's heads";
+  if (p.o.variant == LearnVariant::paper) {
+    r.details["lemma_margin"] = mo.fixed_threshold;
+    if (std::isfinite(proxies.least_widening)) r.details["least_consistent_widening"] = proxies.least_widening;
+    r.summary += format("; proxy: %s", proxies.what.c_str());
+    if (std::isfinite(proxies.centre_distance)) r.details["proxy_centre_distance"] = proxies.centre_distance;
+    if (!proxies.fallback.empty()) {
+      r.details["proxy_fallback"] = proxies.fallback;
+      r.summary += " (" + proxies.fallback + ")";
+    }
+  }
   p.record(std::move(r));
   return s3;
 }

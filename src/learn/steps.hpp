@@ -27,14 +27,31 @@ SpanResult true_hull(const Pipeline& p);
 // R, or for the extended variant from round 1 on max(R, 2‖x0‖) (steps.cpp says why).
 double net_radius(const LearnOptions& o, int round, const Eigen::VectorXd& hull_point);
 
-// Stage 6 over `cur.span`'s hull, or the true layer (stage-6 oracle); false (with the
+// What stage 6 nets: the hull (x0 and its m − 1 directions), or — the paper variant,
+// as its sources write it — the span of the Θ_i (0 and an orthonormal basis of
+// span{x0, hull directions}: m directions, m − 1 when x0 = 0).
+struct NetDomain {
+  Eigen::VectorXd point;
+  Eigen::MatrixXd directions;
+};
+NetDomain net_domain(const LearnOptions& o, const SpanResult& span);
+
+// Stage 6 over `cur.span`'s hull (or span), or the true layer (stage-6 oracle); false (with the
 // report's message set) when the net cannot run.
 bool run_net(Pipeline& p, int round, LearnRound& cur, const LabelledBatch& validation);
 
 // Stage 3's proxies and the stage itself (or the exact W_Σ under the stage-3 oracle).
 struct MarginProxies {
   std::vector<MatD> thetas;
-  bool heads = false;  // the net's heads (else the body's centre)
+  bool heads = false;  // the net's heads (else a point of the body)
+  // The paper variant: the minimum-norm point of K by the fast path (p.o.fast.min_norm);
+  // `what` names the proxy for the report, `fallback` says why it is not that point
+  // ("" when it is).
+  std::string what;
+  std::string fallback;
+  double centre_distance = NAN;  // ‖P − x0‖/‖P‖, x0 the body's least-squares centre
+  const ConvexBody* body = nullptr;  // the body whose minimum-norm point the proxy is (the reference row checks it)
+  double least_widening = NAN;       // K empty: the least common factor of its widths that makes its slabs meet
 };
 MarginProxies margin_proxies(const Pipeline& p, const LearnRound& round);
 MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies);

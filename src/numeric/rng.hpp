@@ -25,6 +25,7 @@ enum class Stream : uint64_t {
   verify = 6,          // the perturbed layers `mhalearn verify` evaluates (verify/verify.hpp)
   label_noise = 7,     // Gaussian noise added to labels by `--label-noise` (data/noisy_source.hpp)
   polish_start = 8,    // random starting points of polishing alone (baseline/random_polish.hpp)
+  span_directions = 9, // stage 5's random directions by membership queries (stages/stage5/span_membership.hpp)
 };
 
 using Philox = r123::Philox4x64_R<10>;

@@ -333,9 +333,10 @@ double noise_estimate_band(long long entries, long long parameters, double max_r
 }
 
 
-// ---- The iterative centre (i51)
+// ---- The iterative centre (Lemma 3.2.9)
 
 double iterative_eigen_residual_bound(double rho, long long rows, int d, long long cols, long long k, double frobenius) {
+  if (!finite(rho, frobenius)) return kInf;
   const double root_k = std::sqrt(static_cast<double>(k));
   const double relative = rho + root_k * (gamma(rows + 2LL * d + 8) + gamma(16 * cols * k)) + 3.0 * gamma(cols + 5);
   return relative * frobenius * frobenius * bound_evaluation_factor(12);
@@ -343,9 +344,26 @@ double iterative_eigen_residual_bound(double rho, long long rows, int d, long lo
 
 double iterative_point_backward_error(double rho, long long rows, int d, long long cols, double frobenius,
                                       double c_norm, double x_norm, double residual_min) {
-  if (!(residual_min > 0)) return kInf;
+  if (!finite(rho, frobenius, c_norm, x_norm, residual_min) || !(residual_min > 0)) return kInf;
   const double evaluation = gamma(rows + 2LL * d + 8) * (frobenius * c_norm + frobenius * frobenius * x_norm);
   return ((rho + gamma(cols + 5)) * frobenius + evaluation / residual_min) * bound_evaluation_factor(12);
+}
+
+// ---- Stage 5 by membership queries (the paper variant)
+
+double membership_excess_evaluation_error(long long n, double abs_dot, double b, double eta) {
+  if (!finite(abs_dot, b, eta)) return kInf;
+  return (gamma(n + 2) * (abs_dot + std::abs(b)) + kDoubleUnitRoundoff * eta) * bound_evaluation_factor(8);
+}
+
+double optimum_two_paths_bound(double gap_fast, double penalty, double reference_error) {
+  if (!finite(gap_fast, penalty, reference_error)) return kInf;
+  return (std::max(gap_fast, 0.0) + penalty + reference_error) * bound_evaluation_factor(4);
+}
+
+double membership_hull_point_bound(double sin_bound, double point_norm, long long n, long long free) {
+  if (!finite(sin_bound, point_norm)) return kInf;
+  return (sin_bound + gamma(2 * n * free + 1) * static_cast<double>(1 + free)) * point_norm * bound_evaluation_factor(6);
 }
 
 }  // namespace mha::tolerance

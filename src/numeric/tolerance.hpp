@@ -517,4 +517,43 @@ double iterative_eigen_residual_bound(double rho, long long rows, int d, long lo
 double iterative_point_backward_error(double rho, long long rows, int d, long long cols, double frobenius,
                                       double c_norm, double x_norm, double residual_min);
 
+// ---- Stage 5 by membership queries (the paper variant; stages/stage5/span_membership.hpp,
+// proofs/span_by_membership.md)
+
+// The separation oracle decides "slab r violated at θ" by the double value
+// e = fl(|fl(⟨a_r, θ⟩) − b_r|) − η_r (then compared with its tolerance t_r). The dot
+// product of n terms is within γ_n Σ_c |a_rc θ_c| of ⟨a_r, θ⟩ (Higham (3.5)), the
+// subtraction of b_r adds u(|⟨a_r, θ⟩| + γ_n S + |b_r|) ≤ u(S(1 + γ_n) + |b_r|), and
+// the subtraction of η_r u(|e| + η_r); with S = Σ_c |a_rc θ_c| the double e is within
+//   γ_{n+2}(S + |b_r|) + u·η_r
+// of the exact excess |⟨a_r, θ⟩ − b_r| − η_r. Returns it, times the factor of its own
+// evaluation. The reference accepts an optimiser as a point the oracle passed when the
+// exact excess (in MPFR) is at most t_r plus this.
+double membership_excess_evaluation_error(long long n, double abs_dot, double b, double eta);
+
+// One linear optimum OPT = max_P ⟨v, θ⟩ computed twice. The reference (the full LP over
+// every slab, ConvexBody::maximise) returns v_r and a certified bracket L_r ≤ OPT ≤ U_r
+// containing v_r, so e_r = max(U_r − v_r, v_r − L_r) (Lemma 3.2.5). The fast path
+// (cutting planes through the oracle) returns a point x_f, v_f = ⟨v, x_f⟩, and a dual y_f
+// over its cuts; a dual of a subset of the slabs is a dual of all of them (zero
+// elsewhere), so OPT ≤ U_f = U(y_f) (Lemma 3.2.5). Let x_r ≥ 0 be x_f's excesses over
+// the slabs: x_f lies in P widened by them, whose optimum is at most U(y) + Σ_r |y_r| x_r
+// for every y; with the reference's y, v_f ≤ U_r + P_f, P_f = Σ_r |y_r| x_r. Then
+//   v_f − v_r ≤ (U_r − v_r) + P_f ≤ e_r + P_f,
+//   v_r − v_f ≤ (v_r − L_r) + (L_r − v_f) ≤ e_r + (U_f − v_f)   (L_r ≤ OPT ≤ U_f),
+// so |v_f − v_r| ≤ e_r + P_f + (U_f − v_f)₊. Arguments: gap_fast = U_f − v_f,
+// penalty = P_f, reference_error = e_r, computed rigorously or in MPFR by the caller.
+// Returns the bound, times the factor of its own evaluation. (That the fast certificate
+// itself is valid, L_r ≤ U_f, is checked separately.)
+double optimum_two_paths_bound(double gap_fast, double penalty, double reference_error);
+
+// The hull point read off the optimisers' differences, x̂0 = p − Û Ûᵀ p (Û the fast
+// path's m − 1 left singular vectors, orthonormal to working precision), against
+// x0 = p − U Uᵀ p (the reference's): ‖ÛÛᵀ − UUᵀ‖₂ = sin θ (the largest principal angle;
+// Stewart & Sun Thm I.5.5), so ‖x̂0 − x0‖ ≤ sin θ·‖p‖ with sin θ ≤ sin_bound, plus the
+// double evaluation of p − Û(Ûᵀp): 2n(m − 1) + 1 roundings per entry, within
+// γ_{2n(m−1)+1}·(1 + (m − 1))‖p‖ (Higham (3.5), ‖Û‖₂ ≤ 1 + γ). Returns the sum, times the
+// factor of its own evaluation.
+double membership_hull_point_bound(double sin_bound, double point_norm, long long n, long long free);
+
 }  // namespace mha::tolerance

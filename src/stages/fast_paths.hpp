@@ -15,6 +15,7 @@
 #include "stages/stage2/check.hpp"
 #include "stages/stage3/check.hpp"
 #include "stages/stage5/span.hpp"
+#include "stages/stage5/span_membership.hpp"
 #include "stages/stage6/check.hpp"
 
 #include <functional>
@@ -25,6 +26,8 @@ namespace mha {
 using MarginFast = std::function<MarginResult(const SampleSource&, const std::vector<MatD>& proxies,
                                               const MarginOptions&, const Layer* truth)>;
 using SpanFast = std::function<SpanResult(const ConvexBody&, const ConvexBody::Centre&, int m, const SpanOptions&)>;
+using MembershipSpanFast =
+    std::function<MembershipSpan(const ConvexBody&, int m, const ActiveSetResult& base, const MembershipSpanOptions&)>;
 
 struct FastPaths {
   ForwardFast forward = forward_fast_batch;                      // forward
@@ -35,6 +38,7 @@ struct FastPaths {
                          const Layer* truth) { return refine_wsum(source, proxies, o, truth); };  // 3: the fit
   MinNormFast min_norm = min_norm_point_active_set;              // 3: the proxy
   SpanFast span = find_span;                                     // 5
+  MembershipSpanFast span_membership = span_by_membership;       // 5: by membership queries (the paper variant)
   WLeastSquaresFast w_least_squares = solve_w_stack;             // 6: W at given Θ
   NetFast net = net_candidates;                                  // 6: the exhaustive level
   PolishIterationFast polish_iteration = mha::polish_iteration;  // polish: one Levenberg–Marquardt iteration

@@ -3,6 +3,7 @@
 #include "numeric/rng.hpp"
 #include "stages/stage2/sculpt.hpp"
 #include "stages/stage5/check.hpp"
+#include "stages/stage5/span_membership_reference.hpp"
 #include "stages/stage5/widths.hpp"
 
 #include <Eigen/QR>
@@ -87,6 +88,14 @@ Comparison verify_span(const Instance& inst, const SculptResult& sculpted, const
   const BodyWidths widths = body_widths(sculpted.body, sculpted.centre, m, WidthsOptions{});
   c.detail += "; diagnostic: the body is " + std::string(widths.thin ? "" : "not ") + "thin across the hull by LP widths (" +
               std::to_string(widths.dimension) + " wide directions, m − 1 = " + std::to_string(m - 1) + ")";
+  // The paper variant's stage 5: the span by membership queries around K's minimum-norm point.
+  const MembershipSpan ms = fast.span_membership(sculpted.body, m, fast.min_norm(sculpted.body), MembershipSpanOptions{});
+  const Comparison membership = check_span_membership(sculpted.body, ms, m);
+  add_part(c, as_part(membership, "membership: optima"));
+  for (ComparisonPart part : membership.parts) {
+    part.name = "membership: " + part.name;
+    add_part(c, std::move(part));
+  }
   return c;
 }
 

@@ -16,7 +16,9 @@
 //            point of the body sculpted with Ŵ = W_Σ (check_min_norm_point)
 //   4        as 2, with stage 3's Ŵ and its error estimate
 //   5        the span of the body sculpted with Ŵ = W_Σ (check_span); whether that body
-//            is thin across the hull (LP widths) is a diagnostic in the row's detail
+//            is thin across the hull (LP widths) is a diagnostic in the row's detail; part
+//            "membership": the paper variant's span by membership queries on the same body
+//            (check_span_membership)
 //   6        least squares for W at the true Θ, and the net's exhaustive level on the true
 //            hull (point: mean of the Θ_i; directions: the Θ_i − Θ_1, orthonormalised),
 //            coarse and on few samples (check_stage6)

@@ -118,6 +118,20 @@ TEST_CASE("the span's and the proxy's bounds equal their formulas, and their edg
   CHECK(std::isinf(tol::householder_projection_distance(100, 4, 0.5, 10.0, 0.5)));  // σ_min ≤ ‖E‖
 }
 
+TEST_CASE("the iterative centre's and the membership span's bounds equal their formulas", "[tolerance][hardening]") {
+  // Values: tests/numeric/tolerance_values.py.
+  check_value(tol::iterative_eigen_residual_bound(1e-10, 1000, 8, 64, 5, 3), 9.1393425540329191e-10);
+  check_value(tol::iterative_point_backward_error(1e-10, 1000, 8, 64, 3, 2, 0.5, 0.25), 3.0479782880091859e-10);
+  CHECK(std::isinf(tol::iterative_point_backward_error(1e-10, 1000, 8, 64, 3, 2, 0.5, 0.0)));  // ‖r*‖ = 0
+  CHECK(tol::iterative_eigen_residual_bound(0, 1000, 8, 64, 5, 0) == 0.0);                      // M = 0: exact
+  check_value(tol::membership_excess_evaluation_error(64, 2, -0.5, 0.01), 1.8319790129339862e-14);
+  // A fast certificate below its value (gap < 0) adds nothing; above it, its gap.
+  check_value(tol::optimum_two_paths_bound(-1e-9, 1e-8, 1e-12), 1.0001000000000006e-08);
+  check_value(tol::optimum_two_paths_bound(1e-9, 1e-8, 1e-12), 1.1001000000000007e-08);
+  check_value(tol::membership_hull_point_bound(1e-6, 3, 64, 1), 3.0000000859312643e-06);
+  CHECK(tol::membership_hull_point_bound(1e-6, 0, 64, 1) == 0.0);  // p = 0: x0 = 0 on both paths
+}
+
 TEST_CASE("the test-only rounding tolerances equal their formulas", "[tolerance][hardening]") {
   check_value(tol::label_noise_power_band(1000, 16, 2.0), 0.094868329805051374);
   check_value(tol::principal_angle_error(3, 10), 2.2193195334367396e-06);

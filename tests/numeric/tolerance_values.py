@@ -141,5 +141,16 @@ values["hull_distance_rounding(100, 4, 10, 0.5, 2, 1)"] = (
 values["objective_from_residual_bound(0, 0, 8, 100)"] = F(0)
 values["certification_residual_bound(3, 0, 0, 0, 0, 2, 4)"] = F(0)
 
+# The iterative centre (Lemma 3.2.9) and stage 5 by membership queries.
+values["iterative_eigen_residual_bound(1e-10, 1000, 8, 64, 5, 3)"] = (
+    mp(F(1e-10)) + mpmath.sqrt(5) * mp(gamma(1000 + 16 + 8) + gamma(16 * 64 * 5)) + 3 * mp(gamma(64 + 5))) * 9 * mp(bef(12))
+values["iterative_point_backward_error(1e-10, 1000, 8, 64, 3, 2, 0.5, 0.25)"] = (
+    (F(1e-10) + gamma(64 + 5)) * 3 + gamma(1000 + 16 + 8) * (3 * 2 + 9 * F(1, 2)) / F(1, 4)) * bef(12)
+values["membership_excess_evaluation_error(64, 2, -0.5, 0.01)"] = (
+    gamma(66) * (2 + F(1, 2)) + U * F(0.01)) * bef(8)
+values["optimum_two_paths_bound(-1e-9, 1e-8, 1e-12)"] = (0 + F(1e-8) + F(1e-12)) * bef(4)
+values["optimum_two_paths_bound(1e-9, 1e-8, 1e-12)"] = (F(1e-9) + F(1e-8) + F(1e-12)) * bef(4)
+values["membership_hull_point_bound(1e-6, 3, 64, 1)"] = (F(1e-6) + gamma(2 * 64 + 1) * 2) * 3 * bef(6)
+
 for name, value in values.items():
     show(name, value)

@@ -56,6 +56,32 @@ TEST_CASE("the net over the exact hull recovers the true heads and W", "[stage6]
   CHECK(capped.report.validation_error > r.report.validation_error);
 }
 
+TEST_CASE("the net over the exact span (the sources' ε-net over span{Θ_i}) contains the heads within its step", "[stage6]") {
+  const Instance inst = test::generated_instance(12, 2, 2, 4.0, 5);
+  const Eigen::VectorXd t0 = flat(inst.layer.heads[0].theta), t1 = flat(inst.layer.heads[1].theta);
+  // An orthonormal basis of span{Θ_1, Θ_2}: x0 = 0 and m = 2 directions, so the grid has two axes.
+  Eigen::MatrixXd basis(2, t0.size());
+  basis.row(0) = t0.normalized().transpose();
+  basis.row(1) = (t1 - t0.normalized() * t0.normalized().dot(t1)).normalized().transpose();
+  const SampleOracle oracle(inst, 3);
+  NetOptions o;
+  o.threads = 2;
+  o.radius = 5;  // ‖Θ_i‖_F = 4
+  o.max_refine_iterations = 0;  // the exhaustive net alone, as the paper variant runs it
+  const NetResult r = search_net(oracle, Eigen::VectorXd::Zero(t0.size()), basis, 2, o);
+  REQUIRE(r.ok());
+  CHECK(r.report.grid_centred);  // two axes: the cell centres that meet the disk ‖t‖ ≤ R
+  CHECK(r.report.grid_cells == int64_t{r.report.grid_per_axis} * r.report.grid_per_axis);
+  CHECK(r.report.tuples_exhaustive == r.report.grid_points * (r.report.grid_points - 1) / 2);
+  CHECK(r.report.tuples_exhaustive <= o.max_tuples);
+  CHECK(r.report.refine_iterations == 0);  // no refinement: the returned layer is the exhaustive winner
+  for (int i = 0; i < 2; ++i) CHECK(r.layer.heads[i].theta == r.coarse_layer.heads[i].theta);
+  // Refined, the span net reaches the heads as the hull net does.
+  o.max_refine_iterations = 1000;
+  const NetResult refined = search_net(oracle, Eigen::VectorXd::Zero(t0.size()), basis, 2, o);
+  CHECK(max_theta_error(refined.layer, inst.layer) < tolerance::net_recovery_target());
+}
+
 TEST_CASE("with one head the hull is a point and stage 6 is least squares for W alone", "[stage6]") {
   const Instance inst = test::generated_instance(10, 2, 1, 3.0, 2);
   const SampleOracle oracle(inst, 1);
@@ -77,8 +103,29 @@ TEST_CASE("least squares for W refuses a rank-deficient design", "[stage6]") {
     design.middleRows(2 * n, 2) = w_design_rows<double>({a, a}, x);
   }
   CHECK_FALSE(solve_w_stack(design, labels).has_value());
-  CHECK_THROWS_AS(search_net(oracle, Eigen::VectorXd::Zero(64), Eigen::MatrixXd::Zero(2, 64), 2, NetOptions{}),
+  // Directions of the wrong shape are a caller's error; three rows for two heads are neither hull nor span.
+  CHECK_THROWS_AS(search_net(oracle, Eigen::VectorXd::Zero(64), Eigen::MatrixXd::Zero(3, 64), 2, NetOptions{}),
                   std::invalid_argument);
+}
+
+TEST_CASE("stage 6's expected failures are values of its result, not exceptions", "[stage6]") {
+  const Instance inst = test::generated_instance(8, 2, 2, 3.0, 1);
+  const SampleOracle oracle(inst, 1);
+  // Zero directions: every net point is Θ = 0, so every tuple's two heads share one design block.
+  const NetResult singular = search_net(oracle, Eigen::VectorXd::Zero(64), Eigen::MatrixXd::Zero(2, 64), 2, NetOptions{});
+  CHECK_FALSE(singular.ok());
+  CHECK(singular.failure == "stage 6: every candidate tuple has a singular design");
+  // A hull point beyond R leaves no ball to search.
+  Eigen::MatrixXd u = Eigen::MatrixXd::Zero(1, 64);
+  u(0, 0) = 1;
+  const NetResult outside = search_net(oracle, Eigen::VectorXd::Constant(64, 3.0), u, 2, NetOptions{});
+  CHECK(outside.failure == "stage 6: the hull point lies outside the ball of radius R");
+  CHECK(net_candidates(oracle, Eigen::VectorXd::Constant(64, 3.0), u, 2, NetOptions{}).failure == outside.failure);
+  // Too few samples: 3 samples give N·k = 6 rows per column, the two heads' W need m·d = 16.
+  NetOptions few;
+  few.train_samples = 3;
+  const NetResult short_of_samples = search_net(oracle, Eigen::VectorXd::Zero(64), u, 2, few);
+  CHECK(short_of_samples.failure == "stage 6: too few samples for the least squares (need N·k ≥ m·d)");
 }
 
 namespace {

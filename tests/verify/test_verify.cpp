@@ -255,7 +255,10 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK(c.parts[1].undecided >= 1);  // the points a quarter band from the boundary
   }
   REQUIRE(row(good, "3").parts.size() == 2);  // the selection, the proxy (minimum-norm point of K)
-  REQUIRE(row(good, "5").parts.size() == 3);  // dimension, hull directions, hull point
+  // Dimension, hull directions, hull point; then the paper variant's span by membership
+  // queries: its optima, certificates, membership and span.
+  REQUIRE(row(good, "5").parts.size() == 7);
+  CHECK(row(good, "5").parts[3].name == "membership: optima");
   REQUIRE(row(good, "6").parts.size() == 1);
   CHECK(row(good, "6").parts[0].compared >= 20);
   CHECK_THAT(row(good, "6").parts[0].detail, Catch::Contains("the fast winner is the reference winner"));

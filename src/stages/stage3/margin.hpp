@@ -13,6 +13,7 @@
 #include "util/processes.hpp"
 #include "data/oracle.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -22,6 +23,11 @@ namespace mha {
 struct MarginOptions {
   double accept_fraction = 1e-4;  // adaptive threshold: this top fraction of pilot margins
   double fixed_threshold = 0;     // > 0: this margin threshold instead, no pilot (the paper's fixed M)
+  // With fixed_threshold: examine the whole budget and keep the target_events rows of
+  // largest margin (at least fixed_threshold), so that the threshold the events meet is
+  // the highest the budget affords and rises with it (the paper variant: Lemma 3.3.1
+  // needs every head's margin ≥ M, and only the proxy's is seen; MATH.md §3.3).
+  bool top_events = false;
   int64_t pilot_samples = 100000;
   int64_t target_events = 0;      // 0: 16·d
   int64_t max_samples = 20000000;
@@ -39,6 +45,23 @@ struct MarginTruth {
   double w_sum_rel_error = 0;            // ‖Ŵ − W_Σ‖_F / ‖W_Σ‖_F
   double true_not_large_margin = 0;      // fraction of accepted events where some true head has argmax ≠ j* or margin < threshold
   double true_not_argmax = 0;            // fraction where some true head's argmax ≠ j*
+  // Lemma 3.3.1's premise on the events: every true head large-margin on j* with margin
+  // ≥ premise_margin (the lemma's M: fixed_threshold when set, else the threshold).
+  // Measured (and reported) only with a fixed threshold, whose M the lemma names; with the
+  // adaptive threshold the premise share is true_not_large_margin.
+  bool premise_measured = false;
+  double premise_margin = 0;
+  double premise_fails = 0;              // fraction of events where some true head's margin on j* is below it (or argmax ≠ j*)
+  double median_true_margin = 0;         // median over the events of the smallest true head's margin on j* (−inf: argmax ≠ j*)
+  // Corollary 3.3.2's bias on the events: mean of Σ_i S(k, μ_i)/2, μ_i head i's margin on j*
+  // (1 when some head's argmax is not j*): the pattern error the fit's labels carry.
+  double mean_event_bias_bound = 0;
+  // top_events only: the rows of the budget whose proxy margin is at least M (the rule
+  // "threshold M on the proxy"), the share of them where some true head's margin on j* is
+  // below M, and W_Σ fitted on the first target_events of them as that rule would.
+  int64_t lemma_rule_rows = 0;
+  double lemma_rule_premise_fails = NAN;
+  double lemma_rule_w_sum_rel_error = NAN;
 };
 
 struct MarginReport {

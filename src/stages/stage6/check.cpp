@@ -35,6 +35,10 @@ ComparisonPart net_part(const SampleSource& source, const Eigen::VectorXd& hull_
     failed.detail = std::string("the net could not be formed: ") + e.what();
     return failed;
   }
+  if (!candidates.failure.empty()) {
+    failed.detail = "the net could not be formed: " + candidates.failure;
+    return failed;
+  }
   return escalate_part([&](unsigned bits) { return compare_net(source, candidates, bits); });
 }
 

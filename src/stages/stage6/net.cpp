@@ -168,7 +168,7 @@ size_t argmin(const std::vector<double>& v) {
   return best;
 }
 
-Layer solve_layer(const std::vector<const PointDesign*>& tuple, const Batch& train) {
+std::optional<Layer> solve_layer(const std::vector<const PointDesign*>& tuple, const Batch& train) {
   const Eigen::Index d = train.y.cols();
   MatD design(train.y.rows(), static_cast<Eigen::Index>(tuple.size()) * d);
   std::vector<MatD> thetas;
@@ -177,7 +177,7 @@ Layer solve_layer(const std::vector<const PointDesign*>& tuple, const Batch& tra
     thetas.push_back(tuple[i]->theta);
   }
   const std::optional<MatD> w = solve_w_stack(design, train.y);
-  if (!w) throw std::runtime_error("stage 6: the winning tuple's design is rank-deficient");
+  if (!w) return std::nullopt;
   return layer_from_stack(thetas, *w);
 }
 
@@ -187,25 +187,31 @@ struct NetSetup {
   Batch train, validation;
   double validation_norm2 = 0;
   double t_max = 0;
+  int axes = 0;         // the grid's dimension: m − 1 (the hull) or m (the span)
+  std::string failure;  // why the net cannot run ("" when it can)
 };
 
 NetSetup prepare(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
                  const NetOptions& o) {
-  const int k = source.k(), d = source.d(), axes = m - 1;
-  if (dirs.rows() != axes || (axes > 0 && dirs.cols() != x0.size()) || x0.size() != int64_t{d} * d)
-    throw std::invalid_argument("stage 6: hull directions must be (m−1) × d²");
+  const int k = source.k(), d = source.d();
+  const int axes = static_cast<int>(dirs.rows());
+  if ((axes != m - 1 && axes != m) || (axes > 0 && dirs.cols() != x0.size()) || x0.size() != int64_t{d} * d)
+    throw std::invalid_argument("stage 6: the directions must be (m−1) × d² (the hull) or m × d² (the span)");
   const int64_t n_train = o.train_samples > 0 ? o.train_samples : std::max<int64_t>(64, 8 * int64_t{m} * d / k);
   const int64_t n_val = o.validation_samples > 0 ? o.validation_samples : n_train;
   NetSetup s;
+  s.axes = axes;
   s.train_raw = source.draw(o.first_sample, n_train, o.threads);
   s.val_raw = source.draw(o.first_sample + n_train, n_val, o.threads);
-  if (s.train_raw.x.count * k < int64_t{m} * d || s.val_raw.x.count == 0)
-    throw std::runtime_error("stage 6: too few samples for the least squares (need N·k ≥ m·d)");
+  if (s.train_raw.x.count * k < int64_t{m} * d || s.val_raw.x.count == 0) {
+    s.failure = "stage 6: too few samples for the least squares (need N·k ≥ m·d)";
+    return s;
+  }
   s.train = to_batch(s.train_raw, k, d);
   s.validation = to_batch(s.val_raw, k, d);
   s.validation_norm2 = std::max(s.validation.y.squaredNorm(), 1e-300);
   s.t_max = std::sqrt(std::max(o.radius * o.radius - x0.squaredNorm(), 0.0));
-  if (axes > 0 && !(s.t_max > 0)) throw std::runtime_error("stage 6: the hull point lies outside the ball of radius R");
+  if (axes > 0 && !(s.t_max > 0)) s.failure = "stage 6: the hull point lies outside the ball of radius R";
   return s;
 }
 
@@ -285,7 +291,7 @@ int grid_per_axis(int axes, int m, double t_max, int64_t max_tuples) {
 
 Level1 exhaustive_level(const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m, const NetSetup& setup,
                         const NetOptions& o, int d) {
-  const int axes = m - 1;
+  const int axes = setup.axes;
   Level1 l;
   const int g = grid_per_axis(axes, m, setup.t_max, o.max_tuples);
   l.grid_per_axis = g;
@@ -320,7 +326,7 @@ Level1 exhaustive_level(const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, 
       for (int j = i + 1; j < m; ++j) idx[j] = idx[j - 1] + 1;
     }
   }
-  if (l.tuples.empty()) throw std::runtime_error("stage 6: the net has fewer points than heads");
+  if (l.tuples.empty()) return l;  // fewer points than heads: the caller says so
   std::optional<PairGrams> pairs;
   if (m >= 3 && PairGrams::fits(l.grid_points, d)) pairs.emplace(l.points, setup.train, o.threads);
   l.errors = evaluate_shared(static_cast<int64_t>(l.tuples.size()), o.processes, o.threads, 16, [&](int64_t t) {
@@ -497,8 +503,16 @@ std::vector<Eigen::VectorXd> ball_cell_centres(int axes, int g, double t_max) {
 NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
                              const NetOptions& o) {
   const NetSetup setup = prepare(source, x0, dirs, m, o);
-  Level1 l = exhaustive_level(x0, dirs, m, setup, o, source.d());
   NetCandidates c;
+  if (!setup.failure.empty()) {
+    c.failure = setup.failure;
+    return c;
+  }
+  Level1 l = exhaustive_level(x0, dirs, m, setup, o, source.d());
+  if (l.tuples.empty()) {
+    c.failure = "stage 6: the net has fewer points than heads";
+    return c;
+  }
   for (const PointDesign& p : l.points) c.thetas.push_back(p.theta);
   c.tuples = std::move(l.tuples);
   c.errors = std::move(l.errors);
@@ -512,12 +526,19 @@ NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& 
 NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, const Eigen::MatrixXd& dirs, int m,
                      const NetOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  const int d = source.d(), axes = m - 1;
+  const int d = source.d();
   check_processes(o.processes, "stage 6");
   const NetSetup setup = prepare(source, x0, dirs, m, o);
   NetResult result;
   NetReport& rep = result.report;
   rep.samples = setup.train_raw.x.count + setup.val_raw.x.count;
+  const auto fail = [&](std::string why) {
+    result.failure = std::move(why);
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::move(result);
+  };
+  if (!setup.failure.empty()) return fail(setup.failure);
+  const int axes = setup.axes;
 
   // Level 1: the exhaustive net.
   Level1 level1 = exhaustive_level(x0, dirs, m, setup, o, d);
@@ -527,8 +548,9 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
   rep.grid_centred = level1.centred;
   rep.coarse_resolution = level1.resolution;
   rep.tuples_exhaustive = static_cast<int64_t>(level1.tuples.size());
+  if (level1.tuples.empty()) return fail("stage 6: the net has fewer points than heads");
   const size_t best = argmin(level1.errors);
-  if (!std::isfinite(level1.errors[best])) throw std::runtime_error("stage 6: every candidate tuple has a singular design");
+  if (!std::isfinite(level1.errors[best])) return fail("stage 6: every candidate tuple has a singular design");
   rep.coarse_validation_error = level1.errors[best];
   Current cur;
   cur.error = level1.errors[best];
@@ -536,7 +558,9 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
     cur.coords.push_back(level1.coords[p]);
     cur.designs.push_back(level1.points[p]);
   }
-  result.coarse_layer = solve_layer(cur.tuple(), setup.train);
+  const std::optional<Layer> coarse = solve_layer(cur.tuple(), setup.train);
+  if (!coarse) return fail("stage 6: the winning tuple's design is rank-deficient");
+  result.coarse_layer = *coarse;
   level1 = Level1{};
 
   // Level 2: pattern search from the winner, halving h when no move improves.
@@ -558,7 +582,9 @@ NetResult search_net(const SampleSource& source, const Eigen::VectorXd& x0, cons
     else h /= 2;
   }
   rep.final_resolution = axes > 0 ? 2 * h : 0;
-  result.layer = solve_layer(cur.tuple(), setup.train);
+  const std::optional<Layer> refined = solve_layer(cur.tuple(), setup.train);
+  if (!refined) return fail("stage 6: the refined tuple's design is rank-deficient");
+  result.layer = *refined;
   rep.validation_error = relative_error(result.layer, setup.val_raw, o.threads, o.processes);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -1,8 +1,11 @@
-// Stage 6 (MATH.md §3.6): ε-net over the affine hull H of the Θ_i, least squares
-// for the W_i, selection by validation error.
+// Stage 6 (MATH.md §3.6): ε-net over the affine hull H of the Θ_i — or, as the
+// paper's sources write it, over the span of the Θ_i — least squares for the W_i,
+// selection by validation error.
 //
 // H is parametrised as Θ(t) = x0 + Σ_j t_j u_j, t ∈ R^{m−1} (x0 and the u_j from
-// stage 5), inside the ball: |t_j| ≤ T = √(R² − ‖x0‖²). For a candidate m-tuple
+// stage 5), inside the ball: |t_j| ≤ T = √(R² − ‖x0‖²). The span is the same with
+// x0 = 0 and m orthonormal directions, t ∈ R^m, ‖t‖ ≤ R: `hull_directions` has m − 1
+// rows (the hull) or m rows (the span); the grid has as many axes. For a candidate m-tuple
 // of net points the W_i are the least-squares solution of one shared design
 // (stages/stage6/w_least_squares.hpp); the tuple with the smallest relative validation
 // error Σ‖F̂ − Y‖² / Σ‖Y‖² wins. Heads are interchangeable, so unordered tuples
@@ -81,11 +84,17 @@ struct NetResult {
   Layer layer;         // refined winner
   Layer coarse_layer;  // winner of the exhaustive level
   NetReport report;
+  // Why the search found no layer, as one line ("" when it did): the expected failures
+  // — the hull point outside the ball, too few samples for the least squares, fewer net
+  // points than heads, every tuple's (or the winner's) design singular — are values for
+  // the caller to report, not exceptions.
+  std::string failure;
+  bool ok() const { return failure.empty(); }
 };
 
-// hull_directions: (m−1) × d² orthonormal rows (empty for m = 1).
-// Throws std::runtime_error when the design is rank-deficient for every tuple
-// or the source has too few samples.
+// hull_directions: a × d² orthonormal rows, a = m − 1 (the hull; empty for m = 1) or
+// a = m (the span). Throws std::invalid_argument on other shapes (a caller's error);
+// every expected failure is NetResult::failure.
 NetResult search_net(const SampleSource& source, const Eigen::VectorXd& hull_point,
                      const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
 
@@ -98,6 +107,7 @@ struct NetCandidates {
   size_t winner = 0;                         // argmin of errors (the lowest index among equals)
   int64_t train_samples = 0, validation_samples = 0;
   uint64_t first_sample = 0;                 // training samples from here, validation right after
+  std::string failure;                       // as NetResult's ("" when the candidates were formed)
 };
 NetCandidates net_candidates(const SampleSource& source, const Eigen::VectorXd& hull_point,
                              const Eigen::MatrixXd& hull_directions, int m, const NetOptions& options);
