@@ -326,6 +326,9 @@ commands::Result run_answering_signals(const commands::Command& c, const std::sh
     throw py::error_already_set();
   }
   worker.join();
+  // A signal that came while the command was finishing is answered here, inside
+  // the call, not after it returned.
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   if (job->error) {
     try {
       std::rethrow_exception(job->error);

@@ -2,7 +2,7 @@
 a thread of their own without the GIL, while the calling thread asks Python's
 signal handlers every 50 ms, and answer SIGINT with KeyboardInterrupt within
 half a second; the command stops at its next check (util/progress.hpp). Each
-call runs again and again in a child interpreter; SIGINT comes 1.5 s in; the
+call runs again and again in a child interpreter; SIGINT comes 1.5 s in (a retry: later); the
 child prints the moment KeyboardInterrupt reached it, and whether it was inside
 a call.
 Also: learn with checkpoint= leaves the checkpoint of a safe point it reached,
@@ -50,11 +50,13 @@ def interrupt(name, tmp_path):
     """(outcome, seconds from SIGINT to KeyboardInterrupt); outcome "interrupted" when it
     reached the child inside a call ("between": between two, which is sent again)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    for _ in range(3):
+    for attempt in range(5):
         child = subprocess.Popen([sys.executable, "-c", CHILD, name, str(tmp_path / "ck")], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True, env=env)
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(1.5)  # deep in the calls (learn: past its first safe points)
+        # deep in the calls (learn: past its first safe points); each attempt a
+        # little later, so that no attempt falls at the same point between two calls
+        time.sleep(1.5 + 0.37 * attempt)
         sent = time.time()
         child.send_signal(signal.SIGINT)
         outcome, at = child.stdout.readline().split()
