@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The speed cost of the reproducible build: the forward-pass benchmark and the
+# The speed cost of the reproducible build and of its portable variant: the forward-pass benchmark and the
 # default learn, each run on the reproducible build (preset release) and on the
 # native build (preset native, -march=native), interleaved in one run on this
 # machine. Writes docs/bench/arithmetic.md, which docs/benchmarks.md includes.
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 ./scripts/install-deps.sh >/dev/null
-for preset in release native; do
+for preset in release portable native; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" --target mhalearn mhalearn_bench -j "$(nproc)" >/dev/null
 done

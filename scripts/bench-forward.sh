@@ -3,7 +3,8 @@
 # (release preset), runs the benchmark, then mhalearn's fast path and PyTorch
 # side by side, interleaved, on 1 thread (scripts/forward_vs_torch.py), stores
 # the raw results in docs/bench/forward.json and docs/bench/forward_vs_torch.json
-# and writes docs/benchmarks.md (scripts/forward_table.py).
+# (with what made them in docs/bench/forward.provenance.json) and writes
+# docs/benchmarks.md (scripts/forward_table.py).
 #
 # Usage: scripts/bench-forward.sh [Google Benchmark flags, replacing the defaults]
 #   default: --benchmark_min_time=0.5 --benchmark_repetitions=3 (the table
@@ -16,9 +17,15 @@ cd "$(dirname "$0")/.."
 
 jobs=$(nproc)
 cmake --preset release >/dev/null
-cmake --build build/release --target mhalearn_bench mhalearn_python -j "$jobs"
+cmake --build build/release --target mhalearn mhalearn_bench mhalearn_python -j "$jobs"
 
 mkdir -p docs/bench
+# What made the runs (the checkout's commit, the machine's CPU, the build's version and fingerprint, which
+# `mhalearn --version` of the same build prints): the page's machine, commit and learner lines come from it,
+# not from the host that writes the page.
+provenance=$(python3 scripts/experiments.py provenance build/release/mhalearn build/release/mhalearn_bench)
+printf '{"forward.json": %s,\n "forward_vs_torch.json": %s}\n' "$provenance" "$provenance" \
+  > docs/bench/forward.provenance.json
 args=("$@")
 [[ ${#args[@]} -eq 0 ]] && args=(--benchmark_min_time=0.5 --benchmark_repetitions=3)
 # The forward pass and the GEMM peak only (mhalearn_bench also holds the

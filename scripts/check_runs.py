@@ -6,7 +6,8 @@ with the command that made it (`$ build/release/mhalearn learn ...`); the
 command is re-run with its report redirected to a temporary folder, and both
 reports are compared after the normalisation of the golden-output test
 (tests/golden/golden.py: provenance and wall-clock keys dropped, and the keys
-scripts/results.py adds: `_exit`, `_wall`). Runs whose command has a
+scripts/results.py adds: `_exit`, `_wall`). When the bytes differ, it lists
+which provenance `build` facts differ between the two reports. Runs whose command has a
 wall-clock budget (`--max-seconds`) depend on the machine's speed by design
 and are never checked.
 
@@ -16,6 +17,10 @@ and are never checked.
                seeds; about 1.6 h estimated with them)
   NAME ...     the named runs (file names without .log)
   --tool PATH  (first) run this mhalearn instead of the logged build/release/mhalearn
+  --compare A B  compare two reports (e.g. one made on another machine with one
+               committed here) the same way; when their bytes differ, also list
+               the provenance `build` facts that differ (architecture, ISA level,
+               flags, compiler, library versions, CPU and its features)
   --remake NAME ...  re-run the named runs and replace their committed report
                and log (what scripts/results.py writes), e.g. after a change
                of the build's arithmetic; the page is then regenerated with
@@ -72,7 +77,34 @@ def check(name, scratch, tool):
     if not os.path.exists(fresh):
         return f"{name}: the re-run wrote no report"
     problem = report_difference(committed, fresh)
-    return None if problem is None else f"{name}: {problem}"
+    return None if problem is None else f"{name}: {problem}" + provenance_note(committed, fresh)
+
+
+def flat(value, prefix):
+    if isinstance(value, dict):
+        return {k: v for key, sub in value.items() for k, v in flat(sub, f"{prefix}.{key}").items()}
+    return {prefix: value}
+
+
+# Build facts that never decide a result's bytes: where it was written, and how
+# many threads the machine had (the results are the same for any thread count).
+NOT_ARITHMETIC = ("build.threads_available",)
+
+
+def build_differences(a, b):
+    """The provenance `build` facts (architecture, ISA level, flags, compiler,
+    library versions, CPU and its features) that differ between two reports."""
+    fa = flat(json.load(open(a)).get("provenance", {}).get("build", {}), "build")
+    fb = flat(json.load(open(b)).get("provenance", {}).get("build", {}), "build")
+    return [f"{k}: {fa.get(k, '(absent)')!r} → {fb.get(k, '(absent)')!r}" for k in sorted(set(fa) | set(fb))
+            if fa.get(k) != fb.get(k) and k not in NOT_ARITHMETIC]
+
+
+def provenance_note(a, b):
+    """What a difference of bytes could come from: the differing build facts, one a line."""
+    diff = build_differences(a, b)
+    return ("\n    provenance differs in: " + "\n      ".join([""] + diff)) if diff else \
+        "\n    provenance: the same build facts (architecture, flags, compiler, libraries, CPU)"
 
 
 def report_difference(committed, fresh):
@@ -106,6 +138,13 @@ def main(args):
     tool = None
     if args[:1] == ["--tool"]:
         tool, args = os.path.abspath(args[1]), args[2:]
+    if args[:1] == ["--compare"]:
+        if len(args) != 3:
+            sys.exit("usage: check_runs.py --compare REPORT_A REPORT_B")
+        problem = report_difference(args[1], args[2])
+        print("same bytes (provenance and timings aside)" if problem is None else
+              "DIFFERENT: " + problem + provenance_note(args[1], args[2]))
+        return 0 if problem is None else 1
     if args[:1] == ["--remake"]:
         for name in args[1:]:
             remake(name, tool)

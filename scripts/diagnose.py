@@ -44,7 +44,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import BLANK, Run, error, fmt, generate, parallel, relative_link, run, table, write_page  # noqa: E402
+from experiments import (BLANK, Facts, Learners, Run, add_learner_option, error, fmt, generate, learner_label,  # noqa: E402
+                         parallel, relative_link, require_learner, run, run_identity, table, write_page)
 
 GRID_SHAPES = [(8, 2, 2), (16, 2, 2), (32, 2, 2), (64, 2, 2), (16, 3, 2), (16, 4, 2), (16, 2, 3), (16, 2, 4)]
 
@@ -144,7 +145,9 @@ def main():
                              "the page lists the others as not run")
     parser.add_argument("--out", default="docs/diagnosis.md")
     parser.add_argument("--runs", default="docs/diagnosis")
+    add_learner_option(parser)
     args = parser.parse_args()
+    require_learner(args)
     configs = [tuple(int(x) if i not in (3, 5) else x for i, x in enumerate(c.split(","))) for c in args.configs]
     if args.grid:
         configs += [(d, k, m, str(scale), seed) for (d, k, m) in GRID_SHAPES for scale in (3, 6) for seed in (1, 2, 3)]
@@ -160,7 +163,7 @@ def main():
         configs = [c for c in configs if have(c)]
     rows = parallel(lambda c: diagnose_config(args, c), configs, args.jobs)
     with open(os.path.join(args.runs, "summary.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+        json.dump([{key: value for key, value in r.items() if key != "runs"} for r in rows], f, indent=1)
     write_diagnosis_page(args, rows)
 
 
@@ -190,7 +193,8 @@ def diagnose_config(args, config):
     name = config_name(config)
     inst = generate(args.tool, os.path.join(args.runs, name + ".json"), d, k, m, scale, seed,
                     ["--coherence", coherence[0]] if coherence else [], reuse=args.reuse)
-    row = {"name": name, "config": config, "errors": {}, "own": {}, "seconds": {}, "samples": {}, "logs": {}}
+    row = {"name": name, "config": config, "errors": {}, "own": {}, "seconds": {}, "samples": {}, "logs": {},
+           "learners": {}, "runs": {}}
     plan = [("extended", ["--variant", "extended"]), ("paper", ["--variant", "paper"])]
     for label, extra in plan:
         record(row, label, *learn_run(args, name, inst, label, extra), k)
@@ -207,10 +211,16 @@ def record(row, label, report, log, k):
     row["seconds"][label] = report.get("seconds")
     row["samples"][label] = report.get("samples_paper_stages")
     row["logs"][label] = log
-    row["commit"] = row.get("commit") or report.get("provenance", {}).get("git_commit")
+    row["learners"][label] = learner_label(report) if report else None
+    row["runs"][label] = run_identity(report) if report else None
 
 
-def success_counts(args, rows):
+def row_labels(r, runs=None):
+    """The learner labels of a configuration's runs (those named in `runs`, default every one)."""
+    return [label for run, label in r["learners"].items() if label and (runs is None or run in runs)]
+
+
+def success_counts(args, rows, learners):
     """Per shape and scale: the seeds run and how many reach the target, for each variant."""
     groups = {}
     for r in rows:
@@ -222,15 +232,34 @@ def success_counts(args, rows):
     for ((d, k, m), scale), rs in sorted(groups.items(), key=order):
         ok = lambda label: sum(1 for r in rs if r["errors"].get(label) is not None and r["errors"][label] <= args.target)
         errs = ", ".join(fmt(r["errors"].get("extended")) for r in rs)
-        cells.append([f"({d},{k},{m})", scale, len(rs), ok("paper"), ok("extended"), errs])
+        labels = [label for r in rs for label in row_labels(r, ("paper", "extended"))]
+        cells.append([f"({d},{k},{m})", scale, len(rs), ok("paper"), ok("extended"), errs, learners.cells(labels=labels)])
+    shown = [label for r in rows for label in row_labels(r, ("paper", "extended"))]
     return [f"Seeds reaching max(Θ, W) error ≤ {args.target:g} before polishing, per shape and logit scale:", ""] + \
-        table(["(d,k,m)", "scale", "seeds run", "paper", "extended", "extended errors"], cells, "lrrrrl")
+        table(["(d,k,m)", "scale", "seeds run", "paper", "extended", "extended errors", "learner"], cells, "lrrrrll") + \
+        ["", learners.note(shown)]
+
+
+def record_facts(facts, r):
+    """The numbers the main table prints from one run each: both variants' errors, the extended run's
+    samples and seconds, and (the other table) the oracle runs' errors."""
+    row = config_label(r["config"])
+    for label, quantity, value in (("paper", "error before polishing", fmt(r["errors"].get("paper"))),
+                                   ("extended", "error before polishing", fmt(r["errors"].get("extended"))),
+                                   ("extended", "samples of the paper's stages", fmt(r["samples"].get("extended"))),
+                                   ("hull", "error before polishing", fmt(r["errors"].get("hull"))),
+                                   ("exactw", "error before polishing", fmt(r["errors"].get("exactw")))):
+        if r["runs"].get(label):
+            facts.add(r["runs"][label], quantity, value, row)
+    if r["runs"].get("extended") and r["seconds"].get("extended") is not None:
+        facts.add(r["runs"]["extended"], "wall seconds (report)", f"{r['seconds']['extended']:.0f}", row)
 
 
 def write_diagnosis_page(args, rows):
     grid = ("--grid" + (" --corner" if args.corner else "") + (" --existing" if args.existing else "")) if args.grid \
         else "--configs " + " ".join(args.configs)
-    commits = sorted({r.get("commit") for r in rows if r.get("commit")})
+    learners = Learners(labels=[label for r in rows for label in row_labels(r)])
+    facts = Facts(args.out)
     lines = [
         "# Where the paper's stages lose accuracy, and why",
         "",
@@ -246,14 +275,14 @@ def write_diagnosis_page(args, rows):
         "after the best head permutation, before polishing. Both variants run on every instance; when the extended "
         f"one misses {args.target:g}, two more runs replace stages by the truth (`--oracle stage1,stage3`: exact W_Σ; "
         "`--oracle hull`: the true affine hull, stage 6 alone). scripts/diagnose.py's docstring says how the first "
-        "failing stage, its lemma's prediction and the cause are read off the reports."
-        + (f" The runs were made by mhalearn at commit {', '.join(commits)} (their reports' provenance)." if commits else "")
-        + " The seconds below are these runs' own wall times (their commits, without polishing or the reference "
+        "failing stage, its lemma's prediction and the cause are read off the reports. Each row names the "
+        "learner that made its runs (their reports' provenance; the notes under the tables say what a mark means)."
+        " The seconds below are these runs' own wall times (their builds, without polishing or the reference "
         "step, on a machine not always idle; the reports record no load): for how long a configuration takes, "
         "see [results.md](results.md).",
         "",
     ]
-    lines += success_counts(args, rows)
+    lines += success_counts(args, rows, learners)
     if any(len(r["config"]) > 5 for r in rows):
         lines += ["", "The rows with a cosine are the results page's hard corner of the phase diagram (`--corner`: "
                       "instances made with `mhalearn generate --coherence`, heads at that cosine). There every head has "
@@ -269,16 +298,17 @@ def write_diagnosis_page(args, rows):
     for r in rows:
         stage, err, pred, cause, need = r["verdict"]
         logs = ", ".join(f"[{label}]({log})" for label, log in r["logs"].items())
-        if r.get("commit"):
-            logs += f" (at {r['commit'][:7]})"
         secs = r["seconds"].get("extended")
         first = [config_label(r["config"]), fmt(r["errors"].get("paper"))]
         cells.append(first + [fmt(r["errors"].get("extended")), stage, err, pred, cause, need,
                               f"{fmt(r['samples'].get('extended'))}, {secs:.0f}", logs] if secs is not None else
                      first + ["–", "run failed", BLANK, BLANK, BLANK, BLANK, BLANK, logs])
+        cells[-1].append(learners.cells(labels=row_labels(r)))
+        record_facts(facts, r)
     lines += [""] + table(["(d,k,m), scale, seed", "paper", "extended", "first failing stage", "its error",
                            "its lemma's prediction", "cause", f"projected samples for {args.target:g}",
-                           "extended: samples, s", "logs"], cells, "lrrlrllrrl")
+                           "extended: samples, s", "logs", "learner"], cells, "lrrlrllrrll")
+    lines += ["", learners.note([label for r in rows for label in row_labels(r)])]
     lines += [
         "",
         "## Each stage's own error in the extended run",
@@ -297,11 +327,13 @@ def write_diagnosis_page(args, rows):
                       f"{fmt(s3.get('error'))} ({fmt(s3.get('se'))}; {fmt(s3.get('bias'))})",
                       f"{fmt(body.get('error'))} ({fmt(body.get('typical'))}; {fmt(body.get('bound'))})",
                       fmt(body.get("samples")), fmt(net.get("error")), fmt(r["errors"].get("hull")),
-                      fmt(r["errors"].get("exactw"))])
+                      fmt(r["errors"].get("exactw")), learners.cells(labels=row_labels(r, ("extended", "hull", "exactw")))])
     lines += table(["(d,k,m), scale, seed", "stage 3: true (SE; bias bound)", "body: hull error (typical; bound)",
-                    "body samples", "stage 6 on the body", "stage 6 on the true hull", "exact W_Σ"], cells, "lllrrrr")
-    lines.append("")
+                    "body samples", "stage 6 on the body", "stage 6 on the true hull", "exact W_Σ", "learner"], cells,
+                   "lllrrrrl")
+    lines += ["", learners.note([label for r in rows for label in row_labels(r, ("extended", "hull", "exactw"))]), ""]
     write_page(args.out, "\n".join(lines))
+    facts.write()
     print(f"wrote {args.out}", file=sys.stderr)
 
 

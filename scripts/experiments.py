@@ -27,6 +27,10 @@ a run declares as varying (`vary`: a wall-clock budget measured from another run
 
   Run(name, argv, runs, ...)        one configuration's run (see the class)
   run(spec, reuse=False)            -> Result: made now, or read back when finished
+  Learners(reports, labels), learner_label, provenance_label, recorded_label
+                                    which build made each run: a page's learner column and its note
+  Facts(page), run_identity(...)    the numbers a page prints, with their runs: docs/facts/<page>.json
+  adam_rule_run, adam_reached       Adam's samples to 1e-3: the one rule every page uses
   reusable(spec)                    -> the finished Result run() would read back, or None
   run_all(specs, reuse, jobs=N)     -> [Result] in the order given, N at a time
   generate(tool, path, d, k, m, scale, seed)   an instance, unless it exists
@@ -130,13 +134,41 @@ def page_main(doc, page, default_out):
     write_page(a.out, page(a.directory))
 
 
+class _DriverParser(argparse.ArgumentParser):
+    """A parser whose parse_args() also applies --remake-other-learners (require_learner)."""
+
+    def parse_args(self, *args, **kwargs):
+        parsed = super().parse_args(*args, **kwargs)
+        require_learner(parsed)
+        return parsed
+
+
 def driver_arguments(doc, default_tool="build/release/mhalearn"):
-    """The command line every experiment driver shares: --tool (the mhalearn to run) and --reuse
-    (read back the finished runs); a driver adds its own options to the returned parser."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    """The command line every experiment driver shares: --tool (the mhalearn to run), --reuse
+    (read back the finished runs) and --remake-other-learners; a driver adds its own options to the
+    returned parser, whose parse_args() applies the last (require_learner)."""
+    ap = _DriverParser(description=doc.splitlines()[0])
     ap.add_argument("--tool", default=default_tool, help="the mhalearn binary to run")
     ap.add_argument("--reuse", action="store_true", help="read back the finished runs instead of running them again")
+    add_learner_option(ap)
     return ap
+
+
+def add_learner_option(parser):
+    """--remake-other-learners, for a driver with its own parser (then call require_learner(args))."""
+    parser.add_argument("--remake-other-learners", action="store_true",
+                        help="with --reuse: make again every run whose report another build made (another fingerprint "
+                             "than the tool's), so that the page's learner rows share the tool's")
+
+
+def require_learner(args):
+    """After a driver parsed driver_arguments() (or add_learner_option()): with --remake-other-learners, reuse only runs of the tool's
+    fingerprint (REQUIRE_LEARNER). Refuses a tool that prints no fingerprint."""
+    global REQUIRE_LEARNER
+    if getattr(args, "remake_other_learners", False):
+        REQUIRE_LEARNER = tool_fingerprint(args.tool)
+        if not REQUIRE_LEARNER:
+            sys.exit(f"--remake-other-learners: {args.tool} --version prints no fingerprint")
 
 
 def draw(script, cwd):
@@ -177,14 +209,19 @@ def git_commit(root):
 
 def provenance_now(tool, root):
     """What a run made now records: the commit checked out, the date (UTC), the machine, the
-    binary and what it says of itself (`--version`: the commit its build was configured at)."""
+    binary and what it says of itself (`--version`: the commit its build was configured at, and its
+    fingerprint, also kept apart as `fingerprint`)."""
     try:
         version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
     except OSError:  # no such binary: nothing will be made with it
         version = ""
-    return {"commit": git_commit(root), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-            "machine": cpu_model(), "binary": os.path.relpath(tool, root) if tool.startswith(root + os.sep) else tool,
-            "version": version}
+    entry = {"commit": git_commit(root), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+             "machine": cpu_model(), "binary": os.path.relpath(tool, root) if tool.startswith(root + os.sep) else tool,
+             "version": version}
+    fingerprint = _FINGERPRINT.search(version)
+    if fingerprint:  # the build's fingerprint (a page's learner label), when it prints one
+        entry["fingerprint"] = fingerprint.group(1)
+    return entry
 
 
 def record(runs, results, provenance):
@@ -210,6 +247,270 @@ def made_on(runs, names):
     dates = sorted({r.get("date", "unknown") for r in rows})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     return f"{values('machine')}, commit {values('commit')}, {when}"
+
+
+# --------------------------------------------------------------------------- which learner made a run
+# Every report records the fingerprint of the build that made it (provenance.build.fingerprint:
+# the sources without comments and the settings that reach the arithmetic; cmake/fingerprint.py).
+# A page names, per row, the learner its numbers came from, and marks rows of another learner
+# than the page's; reports older than fingerprints are named by their commit.
+
+
+def report_fingerprint(report):
+    """The fingerprint of the build that wrote `report`, or None (no report, or one from before fingerprints)."""
+    build = ((report or {}).get("provenance") or {}).get("build") or {}
+    return build.get("fingerprint")
+
+
+def report_commit(report):
+    """The short commit the report's build was configured at, or None."""
+    commit = ((report or {}).get("provenance") or {}).get("git_commit")
+    return commit[:7] if commit and commit != "unknown" else None
+
+
+NOT_RECORDED = "not recorded"  # a run whose report and runs directory record no build
+
+
+def learner_label(report):
+    """Who made a report, as a page names it: the fingerprint's first 8 hex digits, or (a report
+    from before fingerprints) `commit C`; `–` without a report."""
+    fp = report_fingerprint(report)
+    if fp:
+        return fp[:8]
+    commit = report_commit(report)
+    return f"commit {commit}" if commit else DASH
+
+
+_FINGERPRINT = re.compile(r"fingerprint ([0-9a-f]{16})")
+
+
+def provenance_label(entry):
+    """Who made a run without a report, from its runs directory's record (an entry of provenance.json,
+    or a bench script's run.json): the fingerprint its binary printed (`--version`), else the commit the
+    entry names (the checkout the run was made from, as made_on() prints it); NOT_RECORDED without either."""
+    entry = entry or {}
+    fp = entry.get("fingerprint") or (_FINGERPRINT.search(entry.get("version", "")) or [None, None])[1]
+    if fp:
+        return fp[:8]
+    commit = (entry.get("commit") or "").split(" ")[0]
+    return f"commit {commit[:7]}" if commit and commit != "unknown" else NOT_RECORDED
+
+
+def recorded_label(runs, name):
+    """The learner label of run `name` of a runs directory, from its provenance.json (provenance_label)."""
+    return provenance_label((load(os.path.join(runs, "provenance.json")) or {}).get(name))
+
+
+def tool_fingerprint(tool):
+    """The fingerprint `tool --version` prints, or None (no such tool, or a build from before fingerprints)."""
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = _FINGERPRINT.search(out)
+    return m.group(1) if m else None
+
+
+def _quoted(label):
+    return label if label.startswith("commit") or label in (DASH, NOT_RECORDED) else f"`{label}`"
+
+
+class Learners:
+    """The learners behind one page's runs. The page's learner is the label most of its runs carry
+    (ties: the first in sorted order), so that a page regenerated from its committed runs does not
+    depend on the build that regenerates it; `cell(report)` names a row's learner and marks one
+    that is not the page's with a dagger, `note()` says what the marks mean.
+
+    reports  the reports of the page's runs (learner_label)
+    labels   labels of runs without a report (provenance_label, recorded_label)"""
+
+    MARK = "†"
+
+    def __init__(self, reports=(), labels=()):
+        labels = [learner_label(r) for r in reports if r] + list(labels)
+        counts = {}
+        for label in labels:
+            if label not in (DASH, NOT_RECORDED):
+                counts[label] = counts.get(label, 0) + 1
+        self.page = min(counts, key=lambda label: (-counts[label], label)) if counts else None
+        self.others = sorted(set(counts) - {self.page})
+
+    def label_cell(self, label):
+        """A label as a row shows it: marked when it is another learner than the page's."""
+        return label if label in (self.page, DASH, NOT_RECORDED) else f"{label} {self.MARK}"
+
+    def cell(self, report):
+        return self.label_cell(learner_label(report))
+
+    def cells(self, reports=(), labels=()):
+        """One cell for a row made of several runs: each learner once, in the order first met, `; ` between."""
+        seen = []
+        for label in [learner_label(r) for r in reports if r] + list(labels):
+            if label not in seen:
+                seen.append(label)
+        return "; ".join(self.label_cell(label) for label in seen) if seen else DASH
+
+    def note(self, shown=None):
+        """One line for under a table. shown: the labels its rows carry (default: every label of the page),
+        so that the line names only the other learners that table has."""
+        if self.page is None:
+            return "No run on this page records the build that made it." if shown else "No learner run on this page."
+        others = self.others if shown is None else sorted(set(shown) & set(self.others))
+        line = (f"Learner: every row names the build that made it (column \"learner\": the first 8 hex digits of its "
+                f"fingerprint, `mhalearn --version`; runs older than fingerprints: their commit). "
+                f"This page's learner is {_quoted(self.page)}")
+        if shown is not None and NOT_RECORDED in shown:
+            line += f" (\"{NOT_RECORDED}\": the run's build was not recorded)"
+        if not others:
+            return line + (", and every row is its." if shown is None or not set(shown) - {self.page, DASH, NOT_RECORDED}
+                           else ".")
+        return line + (f"; rows marked {self.MARK} were made by another learner ("
+                       + ", ".join(_quoted(o) for o in others) + ") and describe it, not this page's.")
+
+
+# --------------------------------------------------------------------------- facts: the numbers a page prints
+# A page writer records each number it prints from one run as a fact: the run (its identity), the
+# quantity and the text printed. docs/facts/<page>.json holds a page's facts; tests/docs/cross_page.py
+# fails when two facts of the same run and quantity disagree, or when a fact's text is not on its page.
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+FACTS = os.path.join(ROOT, "docs", "facts")
+
+# Each quantity, and the options of a run that do not reach it: two runs whose options differ only in
+# these are one run as far as the quantity goes (threads: results do not depend on them, only wall
+# times; polishing and the final fit come after the paper's stages).
+_OUTPUTS = ("instance", "x", "y", "report", "output", "quiet", "checkpoint")
+QUANTITIES = {
+    "error before polishing": ("threads", "polish", "final_fit_samples"),
+    "Θ error before polishing": ("threads", "polish", "final_fit_samples"),
+    "W error before polishing": ("threads", "polish", "final_fit_samples"),
+    "final error": ("threads",),
+    "Θ final error": ("threads",),
+    "W final error": ("threads",),
+    "samples": ("threads",),
+    "samples of the paper's stages": ("threads", "polish", "final_fit_samples"),
+    "samples to 1e-3": ("threads", "polish", "final_fit_samples"),
+    "Adam's samples to 1e-3": ("threads",),
+    "wall seconds (report)": (),
+    "wall seconds (/usr/bin/time)": (),
+    "CPU seconds": (),
+    "peak RSS MB": (),
+}
+
+
+def instance_hash(path, cwd=ROOT):
+    """The first 16 hex digits of the SHA-256 of an instance's content (its JSON without `provenance`, which
+    names the commit and date that wrote it), so that two files of one layer hash alike; `path:P` for a file
+    that is not an instance (a dataset's .npy, absent from git)."""
+    import hashlib
+    full = path if os.path.isabs(path) else os.path.join(cwd, path)
+    try:
+        with open(full) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return "path:" + os.path.normpath(path)
+    data.pop("provenance", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _option_text(v):
+    return f"{v!r}" if isinstance(v, float) else (v if isinstance(v, str) else json.dumps(v))
+
+
+def run_identity(report=None, command=None, label=None, cwd=ROOT):
+    """What names a run on every page: {command, instance, learner}.
+    With a report that records its options (provenance.options): `COMMAND key=value ...` over its options
+    sorted, outputs and the instance aside; else the logged command from the tool on, output paths aside.
+    instance: instance_hash of the file the run read. learner: learner_label(report), or `label`."""
+    options = ((report or {}).get("provenance") or {}).get("options")
+    if options is not None:
+        name = (report.get("provenance") or {}).get("command", "learn")
+        instance = options.get("instance") or options.get("x") or ""
+        keys = sorted(k for k in options if k not in _OUTPUTS)
+        text = " ".join([name] + [f"{k}={_option_text(options[k])}" for k in keys])
+        return {"command": text, "instance": instance_hash(instance, cwd) if instance else "", "learner":
+                label or learner_label(report)}
+    tokens = (command or "").split()
+    start = next((i for i, t in enumerate(tokens) if os.path.basename(t).startswith("mhalearn")), 0)
+    kept, instance, skip = [os.path.basename(tokens[start])] if tokens else [], "", False
+    for t in tokens[start + 1:]:
+        if skip:
+            skip = False
+        elif t in ("--report", "-o", "--study-data", "--x", "--y", "--out"):
+            skip = True
+        elif not t.startswith("-") and t.endswith(".json") and not instance:
+            instance = instance_hash(t, cwd)
+        else:
+            kept.append(t)
+    return {"command": " ".join(kept), "instance": instance, "learner": label or NOT_RECORDED}
+
+
+def run_key(run):
+    """A short name of a run identity (the first 12 hex digits of the SHA-256 of its JSON)."""
+    import hashlib
+    return hashlib.sha256(json.dumps(run, sort_keys=True).encode()).hexdigest()[:12]
+
+
+class Facts:
+    """The facts of one page: `add(run, quantity, text, row)` for each number printed from one run
+    (run: run_identity(); quantity: a key of QUANTITIES; text: as printed; row: the text of the row's
+    first cell, which the page's line holding the number also holds), then `write()` to
+    docs/facts/<the page's path under docs/, `/` as `_`>.json:
+    {"page": PATH, "runs": {KEY: identity}, "facts": [[KEY, quantity, text, row], ...]}."""
+
+    def __init__(self, page):
+        self.page = os.path.relpath(os.path.abspath(page), ROOT)
+        self.runs, self.facts = {}, []
+
+    def add(self, run, quantity, text, row):
+        if quantity not in QUANTITIES:
+            raise ValueError(f"facts: unknown quantity {quantity!r}")
+        if text is None or str(text) in ("", DASH):
+            return
+        key = run_key(run)
+        self.runs[key] = run
+        self.facts.append([key, quantity, str(text), str(row)])
+
+    def path(self):
+        """docs/facts/<page>.json for a page under docs/; beside the page (PAGE.facts.json) elsewhere."""
+        name = os.path.relpath(os.path.join(ROOT, self.page), os.path.join(ROOT, "docs"))
+        if name.startswith(".."):
+            return os.path.splitext(os.path.join(ROOT, self.page))[0] + ".facts.json"
+        return os.path.join(FACTS, os.path.splitext(name)[0].replace(os.sep, "_") + ".json")
+
+    def write(self):
+        path = self.path()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        text = json.dumps({"page": self.page, "runs": self.runs}, indent=1, ensure_ascii=False, sort_keys=True)
+        facts = ",\n".join("  " + json.dumps(f, ensure_ascii=False) for f in self.facts)
+        write_page(path, text[:-2] + ',\n "facts": [\n' + facts + "\n ]\n}\n")
+
+
+# --------------------------------------------------------------------------- Adam's samples to 1e-3: one rule
+# Every page that gives Adam's samples to 1e-3 takes them from a run of this command, made once per
+# instance in ADAM_RULE_RUNS (targets.md states the rule, the other pages link to it). The count depends
+# on the horizon: the cosine schedule decays to 0 at --max-samples, and a run that reaches 1e-3 only as it
+# anneals reaches it near its horizon; no time budget, so that the count does not depend on the machine.
+ADAM_TARGET = "0.001"  # --stop-at-error: the first checkpoint whose max(Θ, W) error is at most this
+ADAM_HORIZON = 20000000  # --max-samples: Adam's default horizon
+ADAM_RULE_RUNS = "docs/targets"
+ADAM_RULE_PAGE = "targets.md#adams-samples-to-1e3-one-rule"
+
+
+def adam_rule_run(tool, instance, name, runs=ADAM_RULE_RUNS, cwd=None):
+    """The rule's run of Adam on `instance` (a Run named NAME in `runs`, its report NAME.report.json)."""
+    report = os.path.join(runs, name + ".report.json")
+    argv = [tool, "learn", instance, "--method", "adam", "--seed", "1", "--threads", "2", "--stop-at-error",
+            ADAM_TARGET, "--max-samples", str(ADAM_HORIZON), "--report", report]
+    return Run(name, argv, runs, report=report, cwd=cwd)
+
+
+def adam_reached(report):
+    """(samples, seconds) at Adam's first checkpoint with max(Θ, W) error ≤ ADAM_TARGET, or None."""
+    for c in (report or {}).get("trajectory", []):
+        if "theta_max_rel" in c and max(c["theta_max_rel"], c["w_max_rel"]) <= float(ADAM_TARGET):
+            return c["samples"], c["seconds"]
+    return None
 
 
 def tool_path(tool):
@@ -415,12 +716,34 @@ def execute(spec):
 _print_lock = threading.Lock()
 
 
+# A fingerprint: with it set (a driver's --remake-other-learners), a finished run whose report
+# another build made is made again instead of read back.
+REQUIRE_LEARNER = None
+
+
 def reusable(spec):
-    """The run's Result read back when it finished with this command (and `keep` accepts it), else None."""
+    """The run's Result read back when it finished with this command (and `keep` accepts it, and,
+    with REQUIRE_LEARNER set, its report was made by that learner), else None."""
     prev = previous(spec)
-    if prev is not None and same_command(prev.command, spec.command(), spec.tool, spec.vary) and spec.keep(prev):
-        return prev
-    return None
+    if prev is None or not same_command(prev.command, spec.command(), spec.tool, spec.vary) or not spec.keep(prev):
+        return None
+    if REQUIRE_LEARNER and _fingerprint_of(spec, prev) != REQUIRE_LEARNER:
+        return None
+    return prev
+
+
+def _fingerprint_of(spec, prev):
+    """The fingerprint of the build that made a finished run: its report's, or (a run without a report)
+    the one its runs directory's provenance.json recorded; None when neither records one."""
+    if spec.report is not None:
+        return report_fingerprint(prev.report)
+    return recorded_fingerprint(spec.path(spec.runs), spec.name)
+
+
+def recorded_fingerprint(runs, name):
+    """The fingerprint a runs directory's provenance.json recorded for run `name`, or None."""
+    entry = (load(os.path.join(runs, "provenance.json")) or {}).get(name) or {}
+    return entry.get("fingerprint") or (_FINGERPRINT.search(entry.get("version", "")) or [None, None])[1]
 
 
 def run(spec, reuse=False, quiet=False):
@@ -469,3 +792,15 @@ def generate(tool, path, d, k, m, scale, seed, extra=(), reuse=True, cwd=None):
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
     return path
+
+
+if __name__ == "__main__":
+    # `python3 scripts/experiments.py provenance TOOL [BINARY]`: provenance_now() as JSON on stdout (commit, date,
+    # machine, the build's --version and fingerprint), for shell scripts whose outputs record none (a benchmark's
+    # JSON); BINARY: the program that ran, when TOOL (`mhalearn`, for --version) is its build's other binary.
+    if sys.argv[1:2] != ["provenance"] or len(sys.argv) not in (3, 4):
+        sys.exit("usage: experiments.py provenance TOOL [BINARY]")
+    made = provenance_now(os.path.abspath(sys.argv[2]), os.getcwd())
+    if len(sys.argv) == 4:
+        made["binary"] = sys.argv[3]
+    print(json.dumps(made, indent=1, sort_keys=True))

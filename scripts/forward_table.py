@@ -3,19 +3,24 @@
 and the side-by-side PyTorch run of scripts/forward_vs_torch.py.
 
 Usage: forward_table.py docs/bench/forward.json [--torch docs/bench/forward_vs_torch.json]
+                        [--provenance docs/bench/forward.provenance.json]
                         [--command CMD] [--bench-command CMD] [--out docs/benchmarks.md]
+The machine, commit and build lines, and each row's learner, come from the benchmark's data:
+Google Benchmark's JSON context (date, CPUs, clock, caches, load) and the provenance record
+scripts/bench-forward.sh writes beside it when it runs (`experiments.py provenance`: the CPU
+model, the checkout's commit, the build's version and fingerprint) — never from the host that
+writes the page.
 Standard library only.
 """
 import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import cpu_model, table  # noqa: E402
+from experiments import NOT_RECORDED, Learners, provenance_label, table  # noqa: E402
 
 TARGET_SPEEDUP = 3.0
 
@@ -36,22 +41,10 @@ def useful_flops(k, d, m):
     return m * (4 * k * d * d + 4 * k * k * d)
 
 
-def run_output(cmd):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
-
-def machine(context):
-    model = ""
-    for line in run_output(["lscpu"]).splitlines():
-        if line.startswith("Model name:"):
-            model = line.split(":", 1)[1].strip()
-    if not model:
-        model = cpu_model("unknown CPU")
-    cores = run_output(["nproc"]) or "?"
-    text = f"{model}, {cores} cores"
+def machine(context, provenance):
+    """The benchmark run's machine: the CPU model its provenance record names, the CPUs, clock and L2
+    cache its JSON context gives."""
+    text = f"{provenance.get('machine', 'CPU not recorded')}, {context.get('num_cpus', '?')} cores"
     if context.get("mhz_per_cpu"):
         text += f", {context['mhz_per_cpu']} MHz nominal"
     l2 = [c for c in context.get("caches", []) if c.get("level") == 2]
@@ -60,13 +53,21 @@ def machine(context):
     return text
 
 
-def git_commit():
-    commit = run_output(["git", "rev-parse", "--short", "HEAD"])
-    if not commit:
-        return "none (repository has no commits yet)"
-    if run_output(["git", "status", "--porcelain"]):
-        commit += " (with uncommitted changes)"
-    return commit
+def run_provenance(path, json_path):
+    """The provenance record of the benchmark's JSON file (by its file name), {} when none was recorded."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f).get(os.path.basename(json_path), {})
+
+
+def commit_line(provenance):
+    if not provenance:
+        return "not recorded (no provenance record beside the benchmark's JSON)"
+    text = provenance.get("commit", "not recorded")
+    fingerprint = provenance_label(provenance)
+    return text + (f"; build fingerprint `{fingerprint}`" if not fingerprint.startswith("commit") and
+                   fingerprint != NOT_RECORDED else "")
 
 
 def load(path):
@@ -110,15 +111,28 @@ def fmt_rate(x):
     return "–" if x is None else f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
+def rebased_links(text, folder="bench"):
+    """An included page's relative links, rewritten to resolve from docs/ (the page is in docs/FOLDER/)."""
+    def rebase(m):
+        target = m.group(2)
+        if re.match(r"[a-z]+:|#|/", target):
+            return m.group(0)
+        return m.group(1) + os.path.normpath(os.path.join(folder, target)) + ")"
+    return re.sub(r"(\]\()([^)\s]+)\)", rebase, text)
+
+
 def included_section(title, name):
     """A section kept in its own file under docs/bench/ by the script that measures it."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench", name)
     if not os.path.exists(path):
         return []
-    return [f"## {title}", "", open(path).read().rstrip(), ""]
+    text = rebased_links(open(path).read().rstrip())
+    # Its learner notes speak of its own page: say which, where they stand in this one.
+    text = text.replace("This page's learner is", f"[bench/{name}](bench/{name})'s learner is")
+    return [f"## {title}", "", text, ""]
 
 
-def torch_section(torch_rows, header):
+def torch_section(torch_rows, header, learners, label):
     """The side-by-side table: mhalearn's fast path and PyTorch in one run, interleaved."""
     if not torch_rows:
         return ["## Against PyTorch", "", "Not measured: run `scripts/bench-forward.sh` (it needs python3-torch).", ""]
@@ -154,11 +168,12 @@ def torch_section(torch_rows, header):
         cells.append([f"({','.join(map(str, shape))})", fmt_rate(r["mhalearn_examples_per_second"]),
                       fmt_rate(r["torch_best_examples_per_second"]), r["torch_best_formulation"], f"{r['ratio']:.2f}×",
                       "yes" if r["ratio"] >= TARGET_SPEEDUP else "**no**"] +
-                     [fmt_rate(med.get(n)) for n in ("matmul", "einsum", "per_head", "bmm_fused")])
+                     [fmt_rate(med.get(n)) for n in ("matmul", "einsum", "per_head", "bmm_fused")] +
+                     [learners.label_cell(label)])
     lines += table(["shape (k,d,m)", "mhalearn fast ex/s", "PyTorch best ex/s", "best formulation", "mhalearn ÷ PyTorch",
                     f"≥ {TARGET_SPEEDUP:g}×?", "PyTorch matmul", "PyTorch einsum", "PyTorch per_head",
-                    "PyTorch bmm_fused"], cells, "lrrlrrrrrr")
-    lines += [""]
+                    "PyTorch bmm_fused", "learner"], cells, "lrrlrrrrrrl")
+    lines += ["", learners.note([label]), ""]
     return lines
 
 
@@ -167,7 +182,7 @@ def arithmetic_section():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs/bench/arithmetic.md")
     if not os.path.exists(path):
         return []
-    return ["## The speed cost of the reproducible build", "", open(path).read().rstrip(), ""]
+    return ["## The speed cost of the reproducible build", "", rebased_links(open(path).read().rstrip()), ""]
 
 
 def main():
@@ -177,8 +192,14 @@ def main():
     parser.add_argument("--bench-command", default="")
     parser.add_argument("--out", default="docs/benchmarks.md")
     parser.add_argument("--torch", default="docs/bench/forward_vs_torch.json")
+    parser.add_argument("--provenance", default="docs/bench/forward.provenance.json",
+                        help="the runs' provenance records (by JSON file name), written by scripts/bench-forward.sh")
     args = parser.parse_args()
     torch_rows, torch_header = load_torch(args.torch)
+    provenance = run_provenance(args.provenance, args.json_path)
+    torch_label = provenance_label(run_provenance(args.provenance, args.torch)) if torch_rows else None
+    bench_label = provenance_label(provenance)
+    learners = Learners(labels=[bench_label] + ([torch_label] if torch_label else []))
 
     context, results, cvs = load(args.json_path)
     fast, ref = defaultdict(dict), {}
@@ -221,12 +242,13 @@ def main():
             meets,
             fmt_rate(ref_ex),
             ratio,
+            learners.label_cell(bench_label),
         ])
 
     header = ["shape (k,d,m)", "useful FLOPs / example", "fast ex/s, 1 thread", "fast ex/s, 2 threads",
               "GFLOP/s, 1 thread", "of 1-core GEMM peak", "PyTorch ex/s (1 thread, same run)",
               "mhalearn ÷ PyTorch (same run)", f"≥ {TARGET_SPEEDUP:g}×?", "reference ex/s (MPFR 200 bits)",
-              "fast / reference"]
+              "fast / reference", "learner"]
     borderline = [r[0] for r, s in zip(rows, shapes)
                   if s in torch_rows and abs(float(r[7].rstrip("×")) / TARGET_SPEEDUP - 1) < 0.10]
     chunk_bits = defaultdict(list)
@@ -259,9 +281,9 @@ def main():
     if args.bench_command:
         lines += [f"which ran `{args.bench_command}` (raw results: `{args.json_path}`).", ""]
     lines += [
-        f"- Machine: {machine(context)}",
+        f"- Machine: {machine(context, provenance)}",
         f"- Date: {context.get('date', 'unknown')}",
-        f"- Git commit: {git_commit()}",
+        f"- Git commit: {commit_line(provenance)}",
         f"- Load average when the run started: "
         f"{', '.join(f'{x:.2f}' for x in context.get('load_avg', [])) or 'unknown'}",
         "- Build: mhalearn release preset (`-O3`, reproducible arithmetic: `-march=x86-64-v3 -ffp-contract=off`, "
@@ -275,8 +297,10 @@ def main():
         + (f"{verdict} Ratio per shape: {'; '.join(verdicts)}." if verdicts else "PyTorch was not measured."),
         "",
     ]
-    lines += table(header, rows, "l" + "r" * (len(header) - 1))
+    lines += table(header, rows, "l" + "r" * (len(header) - 2) + "l")
     lines += [
+        "",
+        learners.note([bench_label]),
         "",
         "Useful FLOPs per example are those of the dense formulation, m·(4kd² + 4k²d): "
         "XΘ_i (2kd²), the logits (XΘ_i)Xᵀ (2k²d), A_i·X (2k²d) and (A_iX)W_i (2kd²). "
@@ -289,7 +313,7 @@ def main():
         "The fast-path columns of this table come from the full benchmark run above; the ratio column "
         "comes from the side-by-side run below, whose mhalearn numbers were measured interleaved with PyTorch's.",
         "",
-        *torch_section(torch_rows, torch_header),
+        *torch_section(torch_rows, torch_header, learners, torch_label),
         *arithmetic_section(),
         "## How the fast path works",
         "",

@@ -39,7 +39,8 @@ import string
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path, draw, driver_arguments  # noqa: E402
+from experiments import (Learners, Run, draw, driver_arguments, made_on, provenance_now, record,  # noqa: E402
+                         recorded_label, run, tool_path, write_page)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC_TOOL = "build/release/mhalearn"  # the tool the page's and the logs' commands name
@@ -159,6 +160,8 @@ and the smallest attention weight depends only on `q_max`.)
 
 ${study_table}
 
+${study_note}
+
 **Default.** `mhalearn hard` uses the *optimized* nodes, frozen in the code
 (`sq_default_q`) for m ≤ 8 so that the default never depends on the optimiser or on the
 CPU's floating point, and the Chebyshev nodes for m > 8. Why:
@@ -196,10 +199,12 @@ full-precision parameters are unaffected.
 (proofs/sq_family.md Theorem 4). The bound only bites once `N ≫ 1/τ²`: at d = 16 the
 members are too few for τ = 10⁻³, while at d = 256, m = 8 they number ~10¹⁴.
 
-| d | m | N | τ | H | queries (det.) | queries (rand.) | (4(N−1))^{1/3} | verified |
-|---|---|---|---|---|---|---|---|---|
+| d | m | N | τ | H | queries (det.) | queries (rand.) | (4(N−1))^{1/3} | verified | learner |
+|---|---|---|---|---|---|---|---|---|---|
 ${sq_rows}
 (τ = 0.1 and 0.01 are not exact binary fractions; `H` is computed from the double τ exactly.)
+
+${sq_note}
 
 ## The condition report of a member
 
@@ -351,19 +356,30 @@ def log_output(result):
     return "\n".join(lines).strip("\n")
 
 
-def sq_row(output):
+def sq_row(output, learner):
     r = json.loads(output)
     s, v, c = r["sq"], r["verification"], r["construction"]
-    return "| %d | %d | %s | %s | %s | %s | %s | %.4g | %s |" % (
+    return "| %d | %d | %s | %s | %s | %s | %s | %.4g | %s | %s |" % (
         c["d"], c["m"], s["members"], s["tolerance"], s["per_query"], s["queries_deterministic"],
-        s["queries_randomized"], s["cube_root"], "yes" if v["ok"] else "NO")
+        s["queries_randomized"], s["cube_root"], "yes" if v["ok"] else "NO", learner)
+
+
+def with_learner(table_text, learner):
+    """The printed Markdown table (header, separator, rows) with a learner column, every row the one run's."""
+    lines = table_text.splitlines()
+    return "\n".join([lines[0] + " learner |", lines[1] + "---|"] + [line + f" {learner} |" for line in lines[2:]])
 
 
 def page(results):
     r = results
-    study_table = "\n".join(r["study"].output.rstrip("\n").splitlines()[2:])
-    sq = [sq_row(r[sq_name(d, m, tau)].output) for d, m in SQ_SHAPES for tau in SQ_TOLERANCES]
+    labels = {name: recorded_label(RUNS, name) for name in r}
+    learners = Learners(labels=list(labels.values()))
+    study_table = with_learner("\n".join(r["study"].output.rstrip("\n").splitlines()[2:]),
+                               learners.label_cell(labels["study"]))
+    sq_names = [sq_name(d, m, tau) for d, m in SQ_SHAPES for tau in SQ_TOLERANCES]
+    sq = [sq_row(r[n].output, learners.label_cell(labels[n])) for n in sq_names]
     return PAGE.substitute(
+        study_note=learners.note([labels["study"]]), sq_note=learners.note([labels[n] for n in sq_names]),
         made_on=made_on(RUNS, list(results)),
         small_cmd=r["hard_d6_m2"].command, small=r["hard_d6_m2"].output.rstrip("\n"),
         enum_cmd=r["hard_d10_m4"].command, enum=verification(r["hard_d10_m4"].output),

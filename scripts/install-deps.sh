@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs mhalearn's build and test dependencies from Debian packages.
 # Idempotent: installs only what is missing, so a second run does nothing.
+#   scripts/install-deps.sh               what the build and the test command need
+#   scripts/install-deps.sh --platforms   and what scripts/platform_check.py needs
 set -euo pipefail
 
 packages=(
@@ -24,14 +26,31 @@ packages=(
   python3-venv python3-pip python3-setuptools
   # tests/docs/function_length.py measures functions with universal-ctags.
   universal-ctags
+  # qemu's user-mode emulators: the test command runs the golden outputs on an
+  # emulated Intel CPU (scripts/platform_check.py --fast skylake).
+  qemu-user
 )
+
+# scripts/platform_check.py (other CPUs, clang, aarch64): the arm64 cross
+# compiler and the arm64 builds of the libraries (Debian multiarch). Only with
+# --platforms: the test command does not need them.
+if [[ " $* " == *" --platforms "* ]]; then
+  packages+=(crossbuild-essential-arm64 libgmp-dev:arm64 libmpfr-dev:arm64 coinor-libclp-dev:arm64
+             zlib1g-dev:arm64 libgomp1:arm64)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "install-deps: adding the arm64 architecture (multiarch)"
+    $([ "$(id -u)" -ne 0 ] && echo sudo) dpkg --add-architecture arm64
+    # The package lists must then be read again, whatever is missing.
+    force_update=1
+  fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ -z "${force_update:-}" ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi

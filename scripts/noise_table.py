@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import block_error, fmt, table, write_page  # noqa: E402
+from experiments import Facts, Learners, block_error, fmt, learner_label, run_identity, table, write_page  # noqa: E402
 
 run_dir, cpu, commit = sys.argv[1:4]
 EPS = ["0", "1e-12", "1e-10", "1e-8", "1e-6", "1e-4", "1e-2"]
@@ -57,7 +57,7 @@ for eps in EPS:
                      fit_kept=bool(fit) and fit[0].get("kept", True), polish_stop=polish[0]["stop_reason"] if polish else "",
                      polish_kept=bool(polish) and polish[0].get("kept", True),
                      paper_samples=r["samples_paper_stages"], seconds=r["seconds"], violation=violation(r),
-                     warning=n.get("warning", "")))
+                     warning=n.get("warning", ""), report=r))
 
 with open("docs/data/noise_errors.tsv", "w") as f:
     f.write("eps\tx\tpaper_err\tpolished_err\tfinal_err\tfinal_test_rel\tnoise_estimate\theldout_residual\tfinal_fit_samples\n")
@@ -108,7 +108,7 @@ sq = []
 for n in SQRT_N:
     r = load(f"sqrt_n_{n}.report.json")
     fit = stage(r, "fit")
-    sq.append(dict(n=n, final=err(r.get("errors")), kept=bool(fit) and fit[0].get("kept", True),
+    sq.append(dict(n=n, report=r, final=err(r.get("errors")), kept=bool(fit) and fit[0].get("kept", True),
                    seconds=fit[0]["seconds"] if fit else float("nan"),
                    iterations=fit[0]["iterations"] if fit else 0, noise=r.get("noise", {}).get("noise", float("nan"))))
 logn = np.log([s["n"] for s in sq])
@@ -121,6 +121,16 @@ with open("docs/data/noise_sqrt_n.tsv", "w") as f:
         f.write(f"{s['n']}\t{s['final']:.6g}\t{c_half / math.sqrt(s['n']):.6g}\n")
 
 # ---- the page
+float32_reports = [load(f"float32_{name}.report.json") for name in ("paper", "polished", "final")]
+learners = Learners([w["report"] for w in rows] + float32_reports + [x["report"] for x in sq])
+facts = Facts("docs/noise.md")
+for w in rows:
+    fact_row = f"ε = {w['eps']}"
+    facts.add(run_identity(w["report"]), "error before polishing", fmt(w["paper"]), fact_row)
+    facts.add(run_identity(w["report"]), "final error", fmt(w["final"]), fact_row)
+    facts.add(run_identity(w["report"]), "wall seconds (report)", f"{w['seconds']:.0f}", fact_row)
+for x in sq:
+    facts.add(run_identity(x["report"]), "final error", fmt(x["final"], 2), f"{x['n']}")
 cmd = "/usr/bin/python3 scripts/noise.py"
 out = []
 p = out.append
@@ -155,16 +165,19 @@ for w in rows:
     cells.append([f"ε = {w['eps']}", fmt(w["paper"]), f"{fmt(w['polished'])}{'' if w['polish_kept'] else ' (not kept)'}",
                   fmt(w["final"]), fmt(w["test"]),
                   f"{w['fit_samples'] if w['fit_samples'] else '–'}{'' if w['fit_kept'] or not w['fit_samples'] else ' (not kept)'}",
-                  fmt(w["noise"]), fmt(w["heldout"]), floor, fmt(w["violation"]), f"{w['seconds']:.0f}"])
+                  fmt(w["noise"]), fmt(w["heldout"]), floor, fmt(w["violation"]), f"{w['seconds']:.0f}",
+                  learners.cell(w["report"])])
 floor32 = f32_noise.get("limit", "")
 cells.append(["float32", fmt(f32["paper"][0]), fmt(f32["polished"][0]), fmt(f32["final"][0]), fmt(f32["final"][1]),
               f32_fit[0]["train_samples"] if f32_fit else "–", fmt(f32_noise.get("noise", float("nan"))),
               fmt(f32_noise.get("heldout_residual", float("nan"))),
               "float32 rounding" if "float32" in floor32 else floor32[:40], fmt(violation(f32_report)),
-              f"{f32_report['seconds']:.0f}"])
+              f"{f32_report['seconds']:.0f}", learners.cells(float32_reports)])
 out += table(["labels", "paper", "polished (512)", "final", "final test error", "final-fit samples", "noise estimate",
-              "held-out residual", "floor (report's `limit`)", "true Θ_i outside a slab (lemma-width rounds)", "wall s"],
-             cells)
+              "held-out residual", "floor (report's `limit`)", "true Θ_i outside a slab (lemma-width rounds)", "wall s",
+              "learner"], cells)
+p("")
+p(learners.note([learner_label(r) for r in [w["report"] for w in rows] + float32_reports]))
 p("")
 p("\"true Θ_i outside a slab\": the largest violation, by a true Θ_i, of a slab of the bodies sculpted with the")
 p("certification lemma's widths (stage 4, and stage 2 under the stage-1 oracle; the report's")
@@ -182,9 +195,11 @@ p("The paper's stages and polishing are the same run for every N; only the final
 p("")
 p("![final-fit error against N](figures/noise_sqrt_n.svg)")
 p("")
-out += table(["N", "max Θ, W error", "√N × error", "final fit: iterations", "seconds", "noise estimate"],
+out += table(["N", "max Θ, W error", "√N × error", "final fit: iterations", "seconds", "noise estimate", "learner"],
              [[s["n"], f"{fmt(s['final'], 2)}{'' if s['kept'] else ' (not kept)'}", f"{s['final'] * math.sqrt(s['n']):.3f}",
-               s["iterations"], f"{s['seconds']:.1f}", fmt(s["noise"], 3)] for s in sq])
+               s["iterations"], f"{s['seconds']:.1f}", fmt(s["noise"], 3), learners.cell(s["report"])] for s in sq])
+p("")
+p(learners.note([learner_label(s["report"]) for s in sq]))
 p("")
 p(f"Least-squares slope of log error against log N: **{slope:.3f}** (1/√N is −0.5).")
 p("")
@@ -193,4 +208,5 @@ if os.path.exists(notes):
     out.append(open(notes).read().rstrip("\n"))
     p("")
 write_page("docs/noise.md", "\n".join(out))
+facts.write()
 print("slope", slope)

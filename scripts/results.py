@@ -14,6 +14,17 @@ the figures with gnuplot (SVG, docs/figures/results_*.svg) and writes the page.
   --sections S,...  make only these sections' runs (sbs, phase, regimes, scaling,
             throughput, convergence) and write no page: a long pass in pieces, each piece
             kept by --reuse; the page is written by a run of every section
+  --remake-other-learners  with --reuse: make again every run another build made
+            (scripts/experiments.py, REQUIRE_LEARNER), so that the page's rows share one learner
+  --table NAME [--into DIR] [--rows PREFIX ...]  one table or figure alone, into a fresh folder,
+            compared with the page's (scripts/results_tables.py; `--table list`: every one with
+            its expected time)
+  --tool PATH  the mhalearn to run (default build/release/mhalearn; mhalearn_bench beside it)
+
+Every table names, per row, the learner that made its runs (experiments.Learners), and the
+numbers printed from one run are recorded as facts (docs/facts/results.json). Adam's samples
+to 1e−3 (the scaling section) follow the one rule of every page (experiments.adam_rule_run):
+the targets page's runs where the instance is the diagnosis grid's.
 
 Time of the full page, measured at f671bbd on the otherwise idle 2-core
 machine (made in three sittings with --sections and --reuse; per-run wall
@@ -43,7 +54,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, cpu_model, error, fmt, fmt_int, generate, table  # noqa: E402
+from experiments import (ADAM_RULE_PAGE, ADAM_RULE_RUNS, DASH, NOT_RECORDED, Facts, Learners, Result, Run,  # noqa: E402
+                         adam_reached, adam_rule_run, add_learner_option, cpu_model, error, fmt, fmt_int, generate,
+                         instance_hash, learner_label, load, previous, provenance_now, recorded_label,
+                         require_learner, run_identity, table)
 from experiments import run as make_run  # noqa: E402  (`run` names a phase-diagram run below)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -58,6 +72,10 @@ PAPER_TIMEOUT = 1200  # s; a run killed at this is reported as such (no report, 
 RP_STARTS = 1000  # random-polish's start cap: its sample and time budgets (the paper run's) end it first
 
 args = None
+ESTIMATE = None  # {run name: seconds} while --table reads the committed runs for its expected time
+INTO = None  # --table's folder: every run made there, none read from the committed runs
+LEARNERS = Learners()  # the page's learners (main sets them from every report the page shows)
+FACTS = None  # the page's facts (experiments.Facts), set by main
 timings = {}
 run_walls = {"made": [], "reused": []}  # wall seconds of each learn run, by whether this sitting made it
 variants = [None]  # the learner's --variant values this build has (main() asks it); None: no such option
@@ -115,8 +133,37 @@ def rel(path):
 
 
 def instance(name, d, k, m, scale, seed, coherence=0.0):
-    return generate(TOOL, os.path.join(RUNS, name + ".instance.json"), d, k, m, scale, seed,
-                    ["--coherence", coherence] if coherence else [], reuse=args.reuse, cwd=ROOT)
+    path = os.path.join(RUNS, name + ".instance.json")
+    if ESTIMATE is not None:  # the committed runs' instances: nothing is made
+        return path
+    return generate(TOOL, path, d, k, m, scale, seed, ["--coherence", coherence] if coherence else [],
+                    reuse=args.reuse, cwd=ROOT)
+
+
+def committed_seconds(prev):
+    """A committed run's wall seconds: its log's last line, else the report's `_wall` (results.py's
+    measurement), else the report's own `seconds`; None without a run."""
+    if prev is None:
+        return None
+    if prev.seconds is not None:
+        return prev.seconds
+    r = prev.report or {}
+    if "_wall" in r or "seconds" in r:
+        return r.get("_wall", r.get("seconds"))
+    # A report with per-stage times only (`mhalearn stage1`): its stages and their reference passes.
+    stages = r.get("stages") or []
+    return sum(st.get("seconds", 0) + (st.get("reference_same_sample") or {}).get("seconds_reference", 0)
+               for st in stages) or None
+
+
+def run_spec(spec):
+    """Every run of this script: made or read back by the runner, or (--table's estimate) the committed
+    run read back whatever its command, its wall seconds noted in ESTIMATE."""
+    if ESTIMATE is not None:
+        prev = previous(spec)
+        ESTIMATE[spec.name] = committed_seconds(prev)
+        return prev or Result(spec, None, None, None, None, reused=True)
+    return make_run(spec, reuse=args.reuse)
 
 
 def learn(name, inst, extra, timeout=None, vary=()):
@@ -135,7 +182,7 @@ def learn(name, inst, extra, timeout=None, vary=()):
 
     spec = Run(name, [TOOL, "learn", inst, "--seed", "1", "--threads", THREADS, "--report", report] + extra, RUNS,
                report=report, timeout=timeout, cwd=ROOT, keep=keep, vary=vary)
-    result = make_run(spec, reuse=args.reuse)
+    result = run_spec(spec)
     r, status, wall = result.report, result.status, result.seconds
     if result.reused:
         if r is None:
@@ -164,12 +211,14 @@ def test_err(r, key="errors"):
 
 
 def write_tsv(name, header, rows):
+    """DATA/NAME; returns its path relative to the repository (gnuplot runs there, and the figures' SVG
+    name their data files: an absolute path would make their bytes depend on the checkout's folder)."""
     path = os.path.join(DATA, name)
     with open(path, "w") as f:
         f.write("\t".join(header) + "\n")
         for r in rows:
             f.write("\t".join("nan" if v is None else str(v) for v in r) + "\n")
-    return path
+    return rel(path)
 
 
 def gnuplot(script, name):
@@ -214,6 +263,22 @@ def side_by_side():
     return rows
 
 
+def sbs_reports(r):
+    """Every report of a side-by-side row: each variant's, then the baselines'."""
+    return [r["papers"][v][0] for v in variants] + [r["adam_n"], r["adam_t"], r["rp"]]
+
+
+def fact(report, quantity, text, row):
+    """Records a number printed from one run's report (nothing without the run or the number)."""
+    if FACTS is not None and report and text:
+        FACTS.add(run_identity(report, cwd=ROOT), quantity, text, row)
+
+
+def note(reports=(), labels=()):
+    """The learner note under a table whose rows show these runs."""
+    return LEARNERS.note([learner_label(r) for r in reports if r] + list(labels))
+
+
 def starts_of(r):
     """How many starts a random-polish report ran, or None."""
     return len(r["starts"]) if r and "starts" in r else None
@@ -239,22 +304,31 @@ def side_by_side_tables(rows):
     write_tsv("side_by_side.tsv", header, tsv)
     paper_cols = [c for v in variants for c in (f"{variant_label(v)}: stages", "+ polishing")]
     header = ["(d,k,m)", "scale", "seed", "samples", "time (s)"] + paper_cols + \
-        ["Adam, equal samples", "Adam, equal time (samples)", "random-polish, equal samples and time (starts)"]
+        ["Adam, equal samples", "Adam, equal time (samples)", "random-polish, equal samples and time (starts)", "learner"]
     cells = []
     for r in rows:
         at, rp = r["adam_t"], r["rp"]
+        key = f"({r['d']},{r['k']},{r['m']}) | {r['scale']} | {r['seed']}"
         line = [f"({r['d']},{r['k']},{r['m']})", r["scale"], r["seed"]]
         line += [fmt_int(r["samples"]), f"{r['seconds']:.1f}"] if r["paper"] else ["–", "–"]
+        fact(r["paper"], "samples", fmt_int(r["samples"]), key)
+        fact(r["paper"], "wall seconds (report)", f"{r['seconds']:.1f}", key)
         for v in variants:
             p, status, _ = r["papers"][v]
             if p:
                 line += [fmt(err(p, "errors_before_polish")), fmt(err(p))]
+                fact(p, "error before polishing", fmt(err(p, "errors_before_polish")), key)
+                fact(p, "final error", fmt(err(p)), key)
             else:
                 line += [f"killed after {PAPER_TIMEOUT} s" if status == "killed" else f"exit {status}, no report", "–"]
         line += [fmt(err(r["adam_n"])), f"{fmt(err(at))} ({fmt_int(at['samples_total']) if at else '–'})",
-                 f"{fmt(err(rp))} ({starts_of(rp) if rp else '–'})"]
+                 f"{fmt(err(rp))} ({starts_of(rp) if rp else '–'})", LEARNERS.cells(sbs_reports(r))]
+        for baseline in (r["adam_n"], at, rp):
+            fact(baseline, "final error", fmt(err(baseline)), key)
+        fact(at, "samples", fmt_int(at["samples_total"]) if at else None, key)
         cells.append(line)
-    return "\n".join(table(header, cells, "lrrrr" + "rr" * len(variants) + "rrr"))
+    return "\n".join(table(header, cells, "lrrrr" + "rr" * len(variants) + "rrrl") +
+                     ["", note([x for r in rows for x in sbs_reports(r)])])
 
 
 def side_by_side_summary(rows):
@@ -268,7 +342,8 @@ def side_by_side_summary(rows):
         return statistics.median(vals) if vals else None
 
     paper_cols = [c for v in variants for c in (f"{variant_label(v)}: stages", "+ polishing")]
-    header = ["(d,k,m)", "scale", "runs"] + paper_cols + ["Adam, equal samples", "Adam, equal time", "random-polish"]
+    header = ["(d,k,m)", "scale", "runs"] + paper_cols + ["Adam, equal samples", "Adam, equal time", "random-polish",
+                                                          "learner"]
     cells = []
     facts = []
     cnt = lambda vals: sum(1 for v in vals if recovered(v))
@@ -284,7 +359,8 @@ def side_by_side_summary(rows):
         cell = lambda vals: f"{rate(vals)} ({fmt(med(vals))})"
         paper_cells = [cell(methods[(what, v)]) for v in variants for what in ("stages", "polished")]
         cells.append([f"({d},{k},{m})", scale, len(rs)] + paper_cells +
-                     [cell(methods["adam_n"]), cell(methods["adam_t"]), cell(methods["rp"])])
+                     [cell(methods["adam_n"]), cell(methods["adam_t"]), cell(methods["rp"]),
+                      LEARNERS.cells([x for r in rs for x in sbs_reports(r)])])
         f = dict(key=key, n=len(rs), paper=med(methods[("stages", budget_variant)]),
                  polished=med(methods[("polished", budget_variant)]), adam_n=med(methods["adam_n"]),
                  adam_t=med(methods["adam_t"]), rp=med(methods["rp"]), c_p=cnt(methods[("stages", budget_variant)]),
@@ -292,7 +368,8 @@ def side_by_side_summary(rows):
                  c_rp=cnt(methods["rp"]),
                  variants={v: (cnt(methods[("stages", v)]), cnt(methods[("polished", v)])) for v in variants})
         facts.append(f)
-    return "\n".join(table(header, cells, "lrr" + "ll" * len(variants) + "lll")), facts
+    return "\n".join(table(header, cells, "lrr" + "ll" * len(variants) + "llll") +
+                     ["", note([x for r in rows for x in sbs_reports(r)])]), facts
 
 
 def side_by_side_figures(rows):
@@ -462,55 +539,92 @@ def phase_outputs(cells, scales, coherences, adam_budget, seeds):
     fig = gnuplot((380 * nrows + 40, "\n".join(script) + "\n"), "results_phase_diagram.svg")
     titles = [title for _, title, _ in methods]
     lines = table(["logit scale", "cos(Θ_1,Θ_2)"] + titles +
-                  ["random-polish, per start: recovered / run to the end (median s)"],
+                  ["random-polish, per start: recovered / run to the end (median s)", "learner"],
                   [[scale, coh] + [f"{per[key][0]}/{per[key][1]} ({fmt(per[key][2])})" for key, _, _ in methods] +
-                   [f"{ps[0]}/{ps[1]} ({f'{ps[2]:.1f}' if ps[2] is not None else '–'})"]
-                   for scale, coh, per, ps in rates],
-                  "rr" + "l" * (len(methods) + 1))
+                   [f"{ps[0]}/{ps[1]} ({f'{ps[2]:.1f}' if ps[2] is not None else '–'})",
+                    LEARNERS.cells([x for run in c["runs"] for x in phase_reports(run)])]
+                   for (scale, coh, per, ps), c in zip(rates, cells)],
+                  "rr" + "l" * (len(methods) + 2))
+    every_reports = [phase_reports(run) for c in cells for run in c["runs"]]
     # Every run, for the reader who wants the seeds behind a rate.
-    run_lines = table(["logit scale", "cos", "seed"] + titles + ["random-polish starts"],
-                      [row[:3] + [fmt(e) for e in row[3:-1]] + [row[-1] if row[-1] is not None else "–"]
-                       for row in every],
-                      "rrr" + "r" * (len(methods) + 1))
-    return "\n".join(lines), fig, rates, methods, "\n".join(run_lines)
+    run_lines = table(["logit scale", "cos", "seed"] + titles + ["random-polish starts", "learner"],
+                      [row[:3] + [fmt(e) for e in row[3:-1]] + [row[-1] if row[-1] is not None else "–",
+                                                                 LEARNERS.cells(reports)]
+                       for row, reports in zip(every, every_reports)],
+                      "rrr" + "r" * (len(methods) + 1) + "l")
+    for row, (c, run) in zip(every, [(c, run) for c in cells for run in c["runs"]]):
+        key = " | ".join(str(x) for x in row[:3])
+        for v in variants:
+            paper = run["papers"][v][0]
+            fact(paper, "error before polishing", fmt(err(paper, "errors_before_polish")), key)
+            fact(paper, "final error", fmt(err(paper)), key)
+        fact(run["adam"], "final error", fmt(err(run["adam"])), key)
+        fact(run["rp"], "final error", fmt(err(run["rp"])), key)
+    shown = [x for reports in every_reports for x in reports]
+    return ("\n".join(lines + ["", note(shown)]), fig, rates, methods,
+            "\n".join(run_lines + ["", note(shown)]))
+
+
+def phase_reports(run):
+    """Every report of one seed of a phase-diagram cell."""
+    return [run["papers"][v][0] for v in variants] + [run["adam"], run["rp"]]
+
+
+def wanted(row_name):
+    """Whether --rows (the table command's rows, by the start of their first cell) asks for this row."""
+    return not getattr(args, "rows", None) or any(row_name.startswith(prefix) for prefix in args.rows)
+
+
+REGIME_LEAN = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
+               "--margin-samples", "100000", "--rounds", "3"]
 
 
 def other_regimes():
-    """Single runs for the regimes the grid does not cover."""
+    """Single runs for the regimes the grid does not cover: [(row name, paper report, its status, Adam report, note)]
+    (only the rows --rows asks for)."""
     t0 = time.time()
     out = []
     base = instance("regime_base", 16, 2, 2, 6, 1)
+    adam = ["--method", "adam", "--max-samples", "6000000"]
     # More heads.
     for m in ([4] if not args.quick else []):
-        inst = instance(f"regime_m{m}", 16, 2, m, 6, 1)
-        p, s, _ = learn(f"regime_paper_m{m}", inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
-        a, _, _ = learn(f"regime_adam_m{m}", inst, ["--method", "adam", "--max-samples", "6000000"])
-        out.append((f"more heads: (16,2,{m}), scale 6", p, s, a, "Adam 6e6 samples"))
+        if wanted(name := f"more heads: (16,2,{m}), scale 6"):
+            inst = instance(f"regime_m{m}", 16, 2, m, 6, 1)
+            p, s, _ = learn(f"regime_paper_m{m}", inst, ["--no-reference"], timeout=PAPER_TIMEOUT)
+            a, _, _ = learn(f"regime_adam_m{m}", inst, adam)
+            out.append((name, p, s, a, "Adam 6e6 samples"))
     # Symmetric and saturated starts (Adam only; the paper's learner has no starting point).
-    a, _, _ = learn("regime_adam_symmetric", base, ["--method", "adam", "--max-samples", "6000000", "--init", "symmetric"])
-    out.append(("Adam from a symmetric start (both heads equal)", None, None, a, "6e6 samples"))
-    a, _, _ = learn("regime_adam_saturated", base, ["--method", "adam", "--max-samples", "6000000", "--init-theta-norm", "30"])
-    out.append(("Adam from a saturated start (‖Θ_i‖_F = 30 at init)", None, None, a, "6e6 samples"))
+    if wanted(name := "Adam from a symmetric start (both heads equal)"):
+        out.append((name, None, None, learn("regime_adam_symmetric", base, adam + ["--init", "symmetric"])[0],
+                    "6e6 samples"))
+    if wanted(name := "Adam from a saturated start (‖Θ_i‖_F = 30 at init)"):
+        out.append((name, None, None, learn("regime_adam_saturated", base, adam + ["--init-theta-norm", "30"])[0],
+                    "6e6 samples"))
     # Small budgets, both methods.
-    budgets = [100000, 300000, 1000000] if not args.quick else [300000]
-    for n in budgets:
-        a, _, _ = learn(f"regime_adam_budget{n}", base, ["--method", "adam", "--max-samples", str(n)])
-        out.append((f"small budget: Adam, {n:.0e} samples", None, None, a, f"{n:.0e} samples"))
-    lean = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
-            "--margin-samples", "100000", "--rounds", "3"]
-    p, s, _ = learn("regime_paper_lean", base, lean + ["--no-reference"], timeout=PAPER_TIMEOUT)
-    out.append(("small budget: paper, stage1 5e4 / crude 1e5 / sculpt 3e5 / margin 1e5, 3 rounds", p, s, None, ""))
+    for n in [100000, 300000, 1000000] if not args.quick else [300000]:
+        if wanted(name := f"small budget: Adam, {n:.0e} samples"):
+            a, _, _ = learn(f"regime_adam_budget{n}", base, ["--method", "adam", "--max-samples", str(n)])
+            out.append((name, None, None, a, f"{n:.0e} samples"))
+    if wanted(name := "small budget: paper, stage1 5e4 / crude 1e5 / sculpt 3e5 / margin 1e5, 3 rounds"):
+        p, s, _ = learn("regime_paper_lean", base, REGIME_LEAN + ["--no-reference"], timeout=PAPER_TIMEOUT)
+        out.append((name, p, s, None, ""))
     # The SQ-hard family's member (MATH.md §4).
-    hard = os.path.join(RUNS, "regime_sq_member.instance.json")
-    if not (args.reuse and os.path.exists(hard)):
-        subprocess.run([TOOL, "hard", "--d", "16", "--m", "3", "--seed", "1", "-o", hard], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    p, s, _ = learn("regime_paper_sq", hard, ["--no-reference"], timeout=PAPER_TIMEOUT)
-    a, _, _ = learn("regime_adam_sq", hard, ["--method", "adam", "--max-samples", "6000000"])
-    out.append(("SQ-hard member (d = 16, m = 3 hidden heads + 1, `mhalearn hard`)", p, s, a, "Adam 6e6 samples"))
+    if wanted(name := "SQ-hard member (d = 16, m = 3 hidden heads + 1, `mhalearn hard`)"):
+        hard = os.path.join(RUNS, "regime_sq_member.instance.json")
+        if not (args.reuse and os.path.exists(hard)):
+            subprocess.run([TOOL, "hard", "--d", "16", "--m", "3", "--seed", "1", "-o", hard], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        p, s, _ = learn("regime_paper_sq", hard, ["--no-reference"], timeout=PAPER_TIMEOUT)
+        a, _, _ = learn("regime_adam_sq", hard, adam)
+        out.append((name, p, s, a, "Adam 6e6 samples"))
     timings["other regimes"] = time.time() - t0
+    return out
+
+
+def regimes_table(out):
+    """The other regimes' table (Markdown) and its note; records its facts."""
     cells = []
-    for name, p, s, a, note in out:
+    for name, p, s, a, _ in out:
         pm = "–"
         if p is not None:
             pm = (p.get("message") or "ok").replace("|", "/")[:120]
@@ -519,22 +633,32 @@ def other_regimes():
         elif s is not None:
             pm = f"exit {s}, no report"
         cells.append([name, fmt(err(p, "errors_before_polish")) if p else "–", fmt(err(p)) if p else "–", pm,
-                      f"{fmt(err(a))} ({classify(a)})", fmt(test_err(a))])
-    lines = table(["regime", "paper's stages", "+ polishing", "paper's message", "Adam", "Adam test error"], cells)
-    return "\n".join(lines), out
+                      f"{fmt(err(a))} ({classify(a)})", fmt(test_err(a)), LEARNERS.cells([p, a])])
+        fact(p, "error before polishing", fmt(err(p, "errors_before_polish")), name)
+        fact(p, "final error", fmt(err(p)), name)
+        fact(a, "final error", fmt(err(a)), name)
+    lines = table(["regime", "paper's stages", "+ polishing", "paper's message", "Adam", "Adam test error", "learner"],
+                  cells)
+    return "\n".join(lines + ["", note([x for _, p, _, a, _ in out for x in (p, a)])])
 
 
 # --------------------------------------------------------------------------- scaling
 
 
-def first_reach(r):
-    """(samples, seconds) of Adam's first checkpoint at TARGET, or None."""
-    if not r:
-        return None
-    for c in r["trajectory"]:
-        if "theta_max_rel" in c and max(c["theta_max_rel"], c["w_max_rel"]) <= TARGET:
-            return c["samples"], c["seconds"]
-    return None
+first_reach = adam_reached  # (samples, seconds) of Adam's first checkpoint at ≤ 1e−3, or None
+
+
+def adam_rule(tag, d, m, inst):
+    """Adam's samples to 1e−3 on a scaling instance by the one rule (experiments.adam_rule_run): the targets
+    page's run when the instance is the diagnosis grid's (the same content), so that both pages give one run's
+    number; else a run of its own in RUNS. A --table pass (INTO) makes its own."""
+    grid = os.path.join(ROOT, "docs", "diagnosis", f"d{d}_k2_m{m}_scale6_seed1.json")
+    if INTO is None and os.path.exists(grid) and instance_hash(grid) == instance_hash(inst):
+        spec = adam_rule_run(TOOL, rel(grid), f"d{d}_k2_m{m}_scale6_seed1_adam", runs=os.path.join(ROOT, ADAM_RULE_RUNS),
+                             cwd=ROOT)
+    else:
+        spec = adam_rule_run(TOOL, inst, "scaling_adam_" + tag, runs=RUNS, cwd=ROOT)
+    return run_spec(spec).report
 
 
 def fit_exponent(xs, ys):
@@ -565,8 +689,12 @@ def scaling(sbs_rows):
             paper, status = same[0]["paper"], same[0]["status"]
         else:
             paper, status, wall = learn("scaling_paper_" + tag, inst, extra, timeout=2 * cap)
-        adam, _, awall = learn("scaling_adam_" + tag, inst, ["--method", "adam", "--max-samples", str(40000000),
-                                                            "--stop-at-error", str(TARGET), "--max-seconds", str(cap)])
+            if ESTIMATE is not None and ESTIMATE.get("scaling_paper_" + tag) is None:
+                # The page took this run from the side by side (the same instance): its time.
+                sbs = previous(Run(f"sbs_{variant_name(budget_variant)}_{tag}_scale6_seed1", ["-"], RUNS))
+                ESTIMATE["scaling_paper_" + tag] = committed_seconds(sbs)
+                paper = sbs.report if sbs else None
+        adam = adam_rule(tag, d, m, inst)
         pe = err(paper)
         rows.append(dict(axis=axis, d=d, m=m, paper=paper, status=status,
                          paper_reached=(paper["samples_total"], paper["seconds"]) if pe is not None and pe <= TARGET else None,
@@ -586,10 +714,18 @@ def scaling_outputs(rows, cap):
         p_t = f"{pr[1]:.1f}" if pr else (f"{r['paper']['seconds']:.0f} used" if r["paper"] else "–")
         a_s = fmt_int(ar[0]) if ar else f"not reached ({fmt_int(r['adam_samples'])} in {r['adam_seconds']:.0f} s)" if r["adam"] else "–"
         a_t = f"{ar[1]:.1f}" if ar else "–"
-        cells.append([f"({r['d']},2,{r['m']})", p_s, p_t, fmt(r["paper_err"]), a_s, a_t, fmt(err(r["adam"]))])
+        key = f"({r['d']},2,{r['m']})"
+        cells.append([key, p_s, p_t, fmt(r["paper_err"]), a_s, a_t, fmt(err(r["adam"])),
+                      LEARNERS.cells([r["paper"], r["adam"]])])
         tsv.append([r["d"], r["m"], pr[0] if pr else None, pr[1] if pr else None, ar[0] if ar else None, ar[1] if ar else None])
+        fact(r["paper"], "samples", fmt_int(pr[0]) if pr else None, key)
+        fact(r["paper"], "wall seconds (report)", p_t if pr else None, key)
+        fact(r["paper"], "final error", fmt(r["paper_err"]), key)
+        fact(r["adam"], "Adam's samples to 1e-3", fmt_int(ar[0]) if ar else ("not reached" if r["adam"] else None), key)
+        fact(r["adam"], "final error", fmt(err(r["adam"])), key)
     lines = table(["(d,k,m)", "paper: samples", "paper: s", "paper: final error", "Adam: samples to 1e−3",
-                   "Adam: s to 1e−3", "Adam: final error"], cells, "lrrrrrr")
+                   "Adam: s to 1e−3", "Adam: final error", "learner"], cells, "lrrrrrrl")
+    lines += ["", note([x for r in rows for x in (r["paper"], r["adam"])])]
     write_tsv("scaling.tsv", ["d", "m", "paper_samples", "paper_seconds", "adam_samples", "adam_seconds"], tsv)
     d_rows = [r for r in rows if r["axis"] == "d" or (r["d"] == 16 and r["m"] == 2)]
     d_rows = sorted({r["d"]: r for r in d_rows}.values(), key=lambda r: r["d"])
@@ -620,23 +756,46 @@ def scaling_outputs(rows, cap):
 # --------------------------------------------------------------------------- throughput
 
 
+BENCH_FILTER = r"GemmPeak|FastForward/\(2,16,2\)|FastForward/\(2,32,2\)|ReferenceForward/\(2,16,2\)|CertifyRow|WStack|LossGradient"
+
+
 def throughput(sbs_rows):
+    """The throughput section's runs: the benchmark (DATA/bench.json, its build recorded as `bench` in
+    RUNS/provenance.json), stage 1 with its reference, and the learner with its reference step."""
     t0 = time.time()
     out = os.path.join(DATA, "bench.json")
-    if not (args.reuse and os.path.exists(out)):
+    if ESTIMATE is not None:  # the benchmark's time is not in a log: its timed iterations (a lower bound)
+        units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+        ESTIMATE["bench"] = sum(b.get("iterations", 0) * b["real_time"] * units[b["time_unit"]]
+                                for b in (load(out) or {}).get("benchmarks", [])) or None
+    elif not (args.reuse and os.path.exists(out)):
         # Benchmark names spell shapes as (k,d,m); the filter is a regular expression.
-        flt = r"GemmPeak|FastForward/\(2,16,2\)|FastForward/\(2,32,2\)|ReferenceForward/\(2,16,2\)|CertifyRow|WStack|LossGradient"
-        subprocess.run([BENCH, f"--benchmark_filter={flt}", "--benchmark_min_time=0.3", "--benchmark_format=json",
+        made = provenance_now(TOOL, ROOT)
+        subprocess.run([BENCH, f"--benchmark_filter={BENCH_FILTER}", "--benchmark_min_time=0.3", "--benchmark_format=json",
                         f"--benchmark_out={out}", "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL,
                        cwd=ROOT)
-    bench = {b["name"]: b for b in json.load(open(out))["benchmarks"]}
+        entries = load(os.path.join(RUNS, "provenance.json")) or {}
+        entries["bench"] = dict(made, binary=rel(BENCH))
+        with open(os.path.join(RUNS, "provenance.json"), "w") as f:
+            json.dump(entries, f, indent=1, sort_keys=True)
+            f.write("\n")
     # Stage 1: fast vs MPFR statistic on the same samples.
     s1 = os.path.join(RUNS, "throughput_stage1.report.json")
     inst = instance("regime_base", 16, 2, 2, 6, 1)
-    st1 = make_run(Run("throughput_stage1", [TOOL, "stage1", inst, "--samples", "200000", "--reference",
+    st1 = run_spec(Run("throughput_stage1", [TOOL, "stage1", inst, "--samples", "200000", "--reference",
                                              "--reference-samples", "2000", "--threads", THREADS, "--report", s1],
-                       RUNS, report=s1, cwd=ROOT), reuse=args.reuse).report
+                       RUNS, report=s1, cwd=ROOT)).report
+    ref, _, _ = learn("throughput_paper_with_reference", inst, [])
     timings["throughput"] = time.time() - t0
+    return dict(bench=load(out) if ESTIMATE is None else None, stage1=st1, ref=ref,
+                bench_label=recorded_label(RUNS, "bench"))
+
+
+def throughput_tables(runs):
+    """The fast-vs-reference table and the forward table (Markdown, each with its learner note), the
+    GEMM peak and the reference forward pass's rate."""
+    bench = {b["name"]: b for b in runs["bench"]["benchmarks"]}
+    st1, ref, bench_label = runs["stage1"], runs["ref"], runs["bench_label"]
 
     def per_call(name):
         b = bench.get(name)
@@ -646,30 +805,33 @@ def throughput(sbs_rows):
         return b["real_time"] * unit
 
     rows = []
-    ref, _, _ = learn("throughput_paper_with_reference", inst, [])
     cross = st1["stages"][0].get("reference_same_sample") or {}
     if cross:
-        rows.append(("1: W_Σ statistic", f"{cross['samples']} samples, fast vs MPFR", cross["seconds_fast"], cross["seconds_reference"]))
+        rows.append(("1: W_Σ statistic", f"{cross['samples']} samples, fast vs MPFR", cross["seconds_fast"],
+                     cross["seconds_reference"], learner_label(st1)))
     f, rf = per_call("BM_CertifyRow_fast"), per_call("BM_CertifyRow_reference")
-    rows.append(("2: certify one row", "double normal equations vs MPFR QR (200 bits)", f, rf))
+    rows.append(("2: certify one row", "double normal equations vs MPFR QR (200 bits)", f, rf, bench_label))
     if ref:
         fast3 = [s["seconds"] for s in ref["stages"] if s["stage"] == "3" and "reference" not in s]
         ref3 = [s["seconds"] for s in ref["stages"] if s["stage"] == "3" and "reference" in s]
         fast5 = [s["seconds"] for s in ref["stages"] if s["stage"] == "5" and "reference" not in s]
         ref5 = [s["seconds"] for s in ref["stages"] if s["stage"] == "5" and "reference" in s]
         if fast3 and ref3:
-            rows.append(("3: proxy of the hull", "whole fast stage 3 (incl. sampling) vs CLP QP min-norm point", statistics.median(fast3), ref3[0]))
+            rows.append(("3: proxy of the hull", "whole fast stage 3 (incl. sampling) vs CLP QP min-norm point",
+                         statistics.median(fast3), ref3[0], learner_label(ref)))
         if fast5 and ref5:
-            rows.append(("5: span of the hull", "singular-value gap vs 2d² LP widths (CLP)", statistics.median(fast5), ref5[0]))
+            rows.append(("5: span of the hull", "singular-value gap vs 2d² LP widths (CLP)", statistics.median(fast5),
+                         ref5[0], learner_label(ref)))
     f, rf = per_call("BM_WStack_fast"), per_call("BM_WStack_reference")
-    rows.append(("6 / polish: W least squares", "64 samples: double QR vs exact rational Gauss–Jordan", f, rf))
+    rows.append(("6 / polish: W least squares", "64 samples: double QR vs exact rational Gauss–Jordan", f, rf, bench_label))
     f, rf = per_call("BM_LossGradient_fast"), per_call("BM_LossGradient_reference")
-    rows.append(("Adam: loss gradient", "one sample: double vs MPFR (200 bits)", f, rf))
+    rows.append(("Adam: loss gradient", "one sample: double vs MPFR (200 bits)", f, rf, bench_label))
     cells = []
-    for name, what, f, rf in rows:
+    for name, what, f, rf, label in rows:
         ratio = rf / f if f and rf else None
-        cells.append([name, what, fmt(f, 2), fmt(rf, 2), ("%.0f×" % ratio) if ratio else "–"])
-    lines = table(["stage", "what is compared", "fast (s)", "reference (s)", "reference / fast"], cells, "llrrr")
+        cells.append([name, what, fmt(f, 2), fmt(rf, 2), ("%.0f×" % ratio) if ratio else "–", LEARNERS.label_cell(label)])
+    lines = table(["stage", "what is compared", "fast (s)", "reference (s)", "reference / fast", "learner"], cells,
+                  "llrrrl") + ["", note(labels=[label for *_, label in rows])]
     peak = bench.get("BM_GemmPeak", {}).get("GFLOPs")
     fwd = []
     for shape, (k, d, m) in [("(2,16,2)", (2, 16, 2)), ("(2,32,2)", (2, 32, 2))]:
@@ -680,8 +842,10 @@ def throughput(sbs_rows):
     cells = []
     for shape, thr, ips, gf in fwd:
         frac = f"{100 * gf / peak:.0f} %" if gf and peak else "–"
-        cells.append([shape, thr, fmt(ips, 2)] + ([f"{gf:.1f}", frac] if gf else ["–", "–"]))
-    flines = table(["shape (k,d,m)", "threads", "examples/s", "effective GFLOP/s", "of 1-core GEMM peak"], cells, "lrrrr")
+        cells.append([shape, thr, fmt(ips, 2)] + ([f"{gf:.1f}", frac] if gf else ["–", "–"]) +
+                     [LEARNERS.label_cell(bench_label)])
+    flines = table(["shape (k,d,m)", "threads", "examples/s", "effective GFLOP/s", "of 1-core GEMM peak", "learner"],
+                   cells, "lrrrrl") + ["", note(labels=[bench_label])]
     refps = bench.get("BM_ReferenceForward/(2,16,2)", {}).get("items_per_second")
     return "\n".join(lines), "\n".join(flines), peak, refps
 
@@ -709,65 +873,63 @@ def machine():
 SECTIONS = ["sbs", "phase", "regimes", "scaling", "throughput", "convergence"]
 
 
+def collect(sections, shapes=None):
+    """The runs of the sections named (in SECTIONS' order), each section's result by name;
+    shapes: the convergence shapes to run (default all)."""
+    got = {}
+    for section in [s for s in SECTIONS if s in sections]:
+        print(section, file=sys.stderr)
+        if section == "sbs":
+            got["sbs"] = side_by_side()
+        elif section == "phase":
+            got["phase"] = phase_diagram()
+        elif section == "regimes":
+            got["regimes"] = other_regimes()
+        elif section == "scaling":
+            got["scaling"] = scaling(got.get("sbs", []))  # without the side-by-side rows its shared runs are made again
+        elif section == "throughput":
+            got["throughput"] = throughput(got.get("sbs", []))
+        elif section == "convergence":
+            got["convergence"] = results_convergence.runs(learn, instance, args.quick, shapes)
+    return got
+
+
+def page_learners(got):
+    """The learners of every run the sections gave (experiments.Learners)."""
+    reports = [x for r in got.get("sbs", []) for x in sbs_reports(r)]
+    reports += [x for c in got.get("phase", ([],))[0] for run in c["runs"] for x in phase_reports(run)]
+    reports += [x for _, p, _, a, _ in got.get("regimes", []) for x in (p, a)]
+    reports += [x for r in got.get("scaling", ([],))[0] for x in (r["paper"], r["adam"])]
+    labels = []
+    if "throughput" in got:
+        reports += [got["throughput"]["stage1"], got["throughput"]["ref"]]
+        labels.append(got["throughput"]["bench_label"])
+    reports += [r for rows in got.get("convergence", {}).values() for _, r, _ in rows]
+    return Learners(reports, labels)
+
+
 def make_runs_only(sections):
     """The runs of some sections, in the order given; the page needs every section."""
     t0 = time.time()
-    sbs = []
-    for section in sections:
-        print(section, file=sys.stderr)
-        if section == "sbs":
-            sbs = side_by_side()
-        elif section == "phase":
-            phase_diagram()
-        elif section == "regimes":
-            other_regimes()
-        elif section == "scaling":
-            scaling(sbs)  # without the side-by-side rows its shared runs are made again
-        elif section == "throughput":
-            throughput(sbs)
-        elif section == "convergence":
-            results_convergence.runs(learn, instance, args.quick)
+    collect(sections)
     print(f"made the runs of {', '.join(sections)} in {(time.time() - t0) / 60:.1f} min; no page written "
           f"(a run of every section writes it)", file=sys.stderr)
 
 
-def main():
-    global args
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reuse", action="store_true")
-    ap.add_argument("--command", default="scripts/results.sh")
-    ap.add_argument("--sections", default=",".join(SECTIONS))
-    args = ap.parse_args()
-    sections = args.sections.split(",")
-    unknown = [s for s in sections if s not in SECTIONS]
-    if unknown:
-        sys.exit(f"results.py: unknown section {unknown[0]!r} (sections: {', '.join(SECTIONS)})")
-    os.makedirs(RUNS, exist_ok=True)
-    os.makedirs(FIGS, exist_ok=True)
-    global variants, budget_variant
-    variants = learner_variants()
-    budget_variant = "extended" if "extended" in variants else variants[0]
-    if set(sections) != set(SECTIONS):
-        make_runs_only(sections)
-        return
-    start = time.time()
-    started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
-    print("side by side", file=sys.stderr)
-    sbs = side_by_side()
-    print("phase diagram", file=sys.stderr)
-    cells, scales, cohs, adam_budget, phase_seeds = phase_diagram()
-    print("other regimes", file=sys.stderr)
-    regimes_md, regimes = other_regimes()
-    print("scaling", file=sys.stderr)
-    sc_rows, cap = scaling(sbs)
-    print("throughput", file=sys.stderr)
-    ratio_md, fwd_md, peak, refps = throughput(sbs)
-    print("convergence", file=sys.stderr)
+def write_page(got, start, started):
+    """docs/results.md and its facts from every section's runs."""
+    global LEARNERS, FACTS
+    LEARNERS = page_learners(got)
+    FACTS = Facts(os.path.join(ROOT, "docs/results.md"))
+    sbs = got["sbs"]
+    cells, scales, cohs, adam_budget, phase_seeds = got["phase"]
+    sc_rows, cap = got["scaling"]
+    regimes = got["regimes"]
+    regimes_md = regimes_table(regimes)
+    ratio_md, fwd_md, peak, refps = throughput_tables(got["throughput"])
     conv_md, conv_fig, conv_points, conv_fits = results_convergence.outputs(
-        results_convergence.runs(learn, instance, args.quick), fmt, fmt_int, table, write_tsv, gnuplot)
+        got["convergence"], fmt, fmt_int, table, write_tsv, gnuplot, LEARNERS, fact)
     conv_section = results_convergence.section(conv_md, conv_fig, conv_points, conv_fits, fmt, fmt_int)
-
     sbs_md = side_by_side_tables(sbs)
     sum_md, facts = side_by_side_summary(sbs)
     figs = side_by_side_figures(sbs)
@@ -783,18 +945,60 @@ def main():
                        phase_rates=phase_rates, phase_methods=[(k, t) for k, t, _ in phase_methods_],
                        phase_runs_md=phase_runs_md, phase_seeds=phase_seeds, variants=variants,
                        budget_variant=budget_variant, variant_labels={v: variant_label(v) for v in variants},
-                       rp_starts=RP_STARTS, phase_rp_starts=rp_starts, phase_rp_cut=rp_cut, regimes_md=regimes_md, regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig,
-                       sc_rows=sc_rows, cap=cap, ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total, run_walls=run_walls,
+                       rp_starts=RP_STARTS, phase_rp_starts=rp_starts, phase_rp_cut=rp_cut, regimes_md=regimes_md,
+                       regimes=regimes, sc_md=sc_md, fits=fits, sc_fig=sc_fig, sc_rows=sc_rows, cap=cap,
+                       ratio_md=ratio_md, fwd_md=fwd_md, peak=peak, refps=refps, total=total, run_walls=run_walls,
                        cpu=cpu, cores=cores, mem=mem, commit=commit, plat=plat, started=started, adam_budget=adam_budget,
-                       scales=scales, cohs=cohs, command=args.command, quick=args.quick, conv_section=conv_section))
+                       scales=scales, cohs=cohs, command=args.command, quick=args.quick, conv_section=conv_section,
+                       learners=LEARNERS, fact=fact, runs_dir=RUNS, adam_rule=ADAM_RULE_PAGE))
     with open(os.path.join(ROOT, "docs/results.md"), "w") as f:
         f.write(page)
+    FACTS.write()
     print(f"wrote docs/results.md in {total / 60:.1f} min", file=sys.stderr)
+
+
+def main():
+    global args, TOOL, BENCH
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--command", default="scripts/results.sh")
+    ap.add_argument("--sections", default=",".join(SECTIONS))
+    ap.add_argument("--tool", default=TOOL, help="the mhalearn to run (mhalearn_bench: beside it)")
+    ap.add_argument("--table", choices=sorted(results_tables.TABLES) + ["list"],
+                    help="re-make this table or figure alone (results_tables.py): its expected time first, its runs "
+                         "into --into, then a comparison with the page's; `list`: every table with its expected time")
+    ap.add_argument("--into", help="with --table: a new or empty folder outside docs/ (default: a new temporary one)")
+    ap.add_argument("--rows", nargs="+", help="with --table: only the rows whose first cell starts with one of these")
+    add_learner_option(ap)
+    args = ap.parse_args()
+    TOOL = os.path.abspath(args.tool)
+    BENCH = os.path.join(os.path.dirname(TOOL), "mhalearn_bench")
+    require_learner(args)
+    sections = args.sections.split(",")
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        sys.exit(f"results.py: unknown section {unknown[0]!r} (sections: {', '.join(SECTIONS)})")
+    global variants, budget_variant
+    variants = learner_variants()
+    budget_variant = "extended" if "extended" in variants else variants[0]
+    if args.table:
+        return results_tables.command(sys.modules[__name__], args)
+    os.makedirs(RUNS, exist_ok=True)
+    os.makedirs(FIGS, exist_ok=True)
+    if set(sections) != set(SECTIONS):
+        make_runs_only(sections)
+        return 0
+    start = time.time()
+    started = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    write_page(collect(SECTIONS), start, started)
+    return 0
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_page import render  # noqa: E402  (the page's prose, kept apart from the runs)
 import results_convergence  # noqa: E402  (the paper variant's budgets: its runs and tables)
+import results_tables  # noqa: E402  (one table, one command: --table)
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

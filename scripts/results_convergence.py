@@ -31,11 +31,11 @@ def budget_options(f, d):
     return out
 
 
-def runs(learn, instance, quick=False):
+def runs(learn, instance, quick=False, shapes=None):
     """{(d, k, m, scale): [(f, report or None, status)]} for every shape and factor
-    (quick: the first shape, factors up to 4)."""
+    (quick: the first shape, factors up to 4; shapes: only these of SHAPES)."""
     rows = {}
-    for d, k, m, scale in SHAPES[:1] if quick else SHAPES:
+    for d, k, m, scale in [s for s in (SHAPES[:1] if quick else SHAPES) if shapes is None or s in shapes]:
         tag = f"d{d}_k{k}_m{m}_scale{scale}_seed1"
         inst = instance(tag, d, k, m, scale, 1)
         rows[(d, k, m, scale)] = []
@@ -69,7 +69,8 @@ def margin_bias_bound(k, threshold):
 def point(f, report):
     """One run's numbers: total samples, each stage's error and the lemma-level terms."""
     s1, s3, s4, s6 = (stage(report, n) for n in ("1", "3", "4", "6"))
-    return dict(f=f, samples=report["samples_paper_stages"], seconds=report["seconds"], error=final_error(report),
+    return dict(f=f, report=report, samples=report["samples_paper_stages"], seconds=report["seconds"],
+                error=final_error(report),
                 s1_err=s1.get("w_sum_rel_error"), s1_se=s1.get("standard_error_rel"), s1_n=s1.get("samples"),
                 s3_err=s3.get("w_sum_rel_error"), s3_se=s3.get("relative_standard_error"), s3_events=s3.get("events"),
                 s3_n=s3.get("samples"), s3_threshold=s3.get("threshold"), s3_not_large=s3.get("true_not_large_margin"),
@@ -162,21 +163,24 @@ def rate_words(f, fmt_int, over):
              ": the error does not fall with the budget"))
 
 
-def runs_table(ps, fmt, fmt_int, table):
+def runs_table(ps, fmt, fmt_int, table, learners):
     cells = [[f"{p['f']:g}", fmt_int(p["samples"]), fmt(p["error"]), fmt(p["s1_err"]), fmt(p["s3_err"]), fmt(p["s3_se"]),
               p["s3_events"], fmt(p["s3_not_large"], 2) if p.get("s3_not_large") is not None else "–",
-              fmt(p["s4_hull"]), fmt(p["s4_typical"]), p["s4_slabs"], f"{p['s6_resolution']:.3f}", f"{p['seconds']:.1f}"]
+              fmt(p["s4_hull"]), fmt(p["s4_typical"]), p["s4_slabs"], f"{p['s6_resolution']:.3f}", f"{p['seconds']:.1f}",
+              learners.cell(p["report"])]
              for p in ps]
     return table(["budget ×", "samples", "error (paper's stages)", "stage 1: Ŵ error", "stage 3: W_Σ error",
                   "stage 3: SE", "stage 3: events", "events with a true head below M", "stage 4: hull error",
-                  "stage 4: lemma's typical", "stage 4: slabs", "stage 6: net step", "wall s"], cells,
-                 "rrrrrrrrrrrrr")
+                  "stage 4: lemma's typical", "stage 4: slabs", "stage 6: net step", "wall s", "learner"], cells,
+                 "rrrrrrrrrrrrrl")
 
 
-def budgets_table(p, k, fmt, fmt_int, table):
-    cells = [[st, lemma, term, fmt(value), fmt_int(now), fmt_int(round(need)) if need else "not by samples"]
+def budgets_table(p, k, fmt, fmt_int, table, learners):
+    cells = [[st, lemma, term, fmt(value), fmt_int(now), fmt_int(round(need)) if need else "not by samples",
+              learners.cell(p["report"])]
              for st, lemma, term, value, now, need, _ in stage_budgets(p, k)]
-    return table(["stage", "lemma", "term", "value", "samples used", f"samples for {TARGET:g}"], cells, "llllrr")
+    return table(["stage", "lemma", "term", "value", "samples used", f"samples for {TARGET:g}", "learner"], cells,
+                 "llllrrl")
 
 
 def figure(pts, fit, write_tsv, gnuplot):
@@ -201,16 +205,27 @@ def figure(pts, fit, write_tsv, gnuplot):
     return gnuplot((460, "\n".join(script) + "\n"), "results_convergence.svg")
 
 
-def outputs(rows, fmt, fmt_int, table, write_tsv, gnuplot):
-    """The section's tables (Markdown), its figure's path, each run's numbers and the fits; `rows` from runs()."""
+def outputs(rows, fmt, fmt_int, table, write_tsv, gnuplot, learners, fact):
+    """The section's tables (Markdown, each with its learner note), its figure's path, each run's numbers and
+    the fits; `rows` from runs(); learners: the page's (experiments.Learners); fact(report, quantity, text, row)
+    records a number printed from one run."""
     pts = points(rows)
     fit = fits(pts)
     parts = []
     for shape, ps in pts.items():
         last = ps[-1]
-        parts += [f"**{shape_label(shape)}**, instance seed 1.", "", *runs_table(ps, fmt, fmt_int, table), "",
+        for p in ps:
+            row = f"{p['f']:g} | {fmt_int(p['samples'])}"
+            fact(p["report"], "samples of the paper's stages", fmt_int(p["samples"]), row)
+            fact(p["report"], "error before polishing", fmt(p["error"]), row)
+            fact(p["report"], "wall seconds (report)", f"{p['seconds']:.1f}", row)
+        from experiments import learner_label
+        shown = [learner_label(p["report"]) for p in ps]
+        parts += [f"**{shape_label(shape)}**, instance seed 1.", "", *runs_table(ps, fmt, fmt_int, table, learners), "",
+                  learners.note(shown), "",
                   f"Each stage's lemma on the largest budget (×{last['f']:g}), evaluated on its run:", "",
-                  *budgets_table(last, shape[1], fmt, fmt_int, table), ""]
+                  *budgets_table(last, shape[1], fmt, fmt_int, table, learners), "",
+                  learners.note([learner_label(last["report"])]), ""]
     return "\n".join(parts), figure(pts, fit, write_tsv, gnuplot), pts, (fit, fits(pts, UPPER))
 
 

@@ -11,6 +11,10 @@ import json
 import math
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiments import learner_label  # noqa: E402
 
 TARGET = 1e-3
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -177,17 +181,16 @@ def _where(reports):
     return "; ".join(f"{cpu}, {used} of {avail} threads" for cpu, used, avail in seen)
 
 
-def _commits(reports):
-    return ", ".join(sorted({r["provenance"]["git_commit"][:7] for r in reports}))
-
-
 def glance(c):
     """Per configuration: accuracy, samples, wall time, machine and commit of the default learner's runs,
     read from the committed reports, with what they do not record (CPU time, load) said as such."""
     v = variant_key(c["budget_variant"])
     label = c["variant_labels"][c["budget_variant"]]
+    global RUNS
+    RUNS = c.get("runs_dir", RUNS)
+    learners = c["learners"]
     lines = [f"| configuration | runs | {label}: error after its stages (median) | + polishing (median) | reached ≤ 1e−3 | "
-             "samples (median) | wall s (median; min–max) | machine (threads used of available) | made at commit |",
+             "samples (median) | wall s (median; min–max) | machine (threads used of available) | learner |",
              "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     every = []
 
@@ -198,7 +201,12 @@ def glance(c):
         lines.append(f"| {name} | {len(reports)} | {fmt(_median(_err(r, 'errors_before_polish') for r in reports))} | "
                      f"{fmt(_median(polished))} | {sum(1 for e in polished if e is not None and e <= TARGET)}/{len(reports)} | "
                      f"{_median(r['samples_total'] for r in reports):.2e} | {wall} | "
-                     f"{_where(reports)} | {_commits(reports)} |")
+                     f"{_where(reports)} | {learners.cells(reports)} |")
+        if len(reports) == 1:
+            r = reports[0]
+            c["fact"](r, "error before polishing", fmt(_err(r, "errors_before_polish")), name)
+            c["fact"](r, "final error", fmt(_err(r)), name)
+            c["fact"](r, "wall seconds (report)", wall, name)
 
     for f in c["facts"]:
         d, k, m, scale = f["key"]
@@ -230,7 +238,7 @@ def glance(c):
         if budget and abs(budget - r["seconds"]) > 0.05 * budget:
             note += f"; its equal-time baselines ran on the {budget:g} s of the run it replaced"
         notes.append(note + ")")
-    text = "\n".join(lines)
+    text = "\n".join(lines + ["", learners.note([learner_label(r) for r in every])])
     text += ("\n\nWall time is the report's `seconds` (the whole `learn`, 2 threads). **CPU time and the machine's load "
              "were not recorded** by these runs: a report has wall time only, so every wall time on this page was "
              "measured at an unknown load on the machine named (`scripts/results.sh` asks for an otherwise idle one).")
@@ -367,10 +375,15 @@ and (16,2,3) (about 44 min more).*
 Samples and time to error ≤ 1e−3, at k = 2, logit scale 6, seed 1, as d grows
 (m = 2) and as m grows (d = 16). The paper's learner counts every sample of
 its run (stages and polishing) and reaches the target only if its final layer
-does; each run is capped at {c['cap']} s. Adam runs on a 4e7-sample cosine
-horizon and stops at the first checkpoint at ≤ 1e−3 (`--stop-at-error`, a
-study option that reads the truth). A run that did not reach 1e−3 is marked,
-with what it used.
+does; each run is capped at {c['cap']} s. Adam's samples to 1e−3 follow
+[the one rule]({c['adam_rule']}) of every page (one horizon, no time budget;
+`--stop-at-error`, a study option that reads the truth): where the instance is
+the diagnosis grid's, the run is the targets page's (`targets/`), so that both
+pages give one run's number. A run that did not reach 1e−3 is marked, with
+what it used. Adam's seconds are its run's own, on the machine and at the load
+it had (the targets page's runs shared the machine at times: targets/NOTES.md
+says which wall times are upper bounds, among them (32,2,2)'s 3016 s, 2862 s of
+them a pause between two checkpoints).
 
 {c['sc_md']}
 

@@ -15,7 +15,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import page_main, table  # noqa: E402
+from experiments import Learners, page_main, provenance_label, table  # noqa: E402
 
 # Issue target: the loop's sample rate at least this fraction of the forward pass's.
 TARGET_FRACTION = 0.25
@@ -73,6 +73,8 @@ def page(directory):
     run = json.load(open(os.path.join(directory, "run.json")))
     command, profile_command = run["command"], run.get("profile_command", "")
     rates = medians(bench)
+    label = provenance_label(run)  # the build the bench script recorded (run.json), every row's
+    learners = Learners(labels=[label])
     text = ["# The sample loop of stages 2 and 4 against its floor", ""]
     text += [
         "Every sample the learner certifies costs at least its label, one fast forward pass. "
@@ -92,13 +94,17 @@ def page(directory):
                  "number of CPUs): the 2-thread rows measure contention with another job, and only the "
                  "ratios, of rates measured in the same run under the same load, compare.", ""]
     text += table(["(k,d,m)", "threads", "forward pass", "oracle draw", "stage-4 loop", "loop / forward",
-                   f"≥ {TARGET_FRACTION:.0%}", "rows certified"], rate_rows(rates), "lrrrrrcr")
+                   f"≥ {TARGET_FRACTION:.0%}", "rows certified", "learner"],
+                  [row + [learners.label_cell(label)] for row in rate_rows(rates)], "lrrrrrcrl")
+    text += ["", learners.note([label])]
     prof = profile_lines(os.path.join(directory, "profile.txt"))
     if prof:
         text += ["", "## Profile of a learner run", "",
                  f"`{profile_command}` (perf, cycles, self time over the whole run, stages 1–6 without "
                  "polishing; symbols above 1 %):", ""]
-        text += table(["self %", "object", "symbol"], [[f"{p:.1f}", o, s.replace("|", "\\|")] for p, o, s in prof], "rll")
+        text += table(["self %", "object", "symbol", "learner"],
+                      [[f"{p:.1f}", o, s.replace("|", "\\|"), learners.label_cell(label)] for p, o, s in prof], "rlll")
+        text += ["", learners.note([label])]
     return "\n".join(text) + "\n"
 
 

@@ -4,8 +4,8 @@
 Reads the diagnosis runs (scripts/diagnose.py --grid: both variants, no
 polishing, on every (d,k,m), logit scale and seed) and adds what they do not
 have:
-  * Adam's samples to 1e−3 on each configuration (seed 1; `mhalearn learn
-    --method adam --stop-at-error 1e-3 --max-samples CAP`), beside the extended
+  * Adam's samples to 1e−3 on each configuration (seed 1; the one rule of every page,
+    experiments.adam_rule_run, which the page states), beside the extended
     learner's samples to 1e−3 (the samples drawn when the first round's layer
     reaches max(Θ, W) error ≤ 1e−3, validation set included), and their ratio;
   * the end-to-end runs with polishing that carry a time target: (64,2,2) and
@@ -25,7 +25,7 @@ have:
     halvings (FLOOR_BUDGETS), early rounds only (no final round), against Adam.
 
 Usage: scripts/targets.py --tool build/release/mhalearn [--diagnosis docs/diagnosis]
-                          [--runs docs/targets] [--out docs/targets.md] [--reuse] [--adam-cap 20000000]
+                          [--runs docs/targets] [--out docs/targets.md] [--reuse] [--remake-other-learners]
                           [--timed NAME ...] [--sample-study] [--final-rounds-study] [--auto-final-study]
                           [--floor-study] [--lean-grid-study D,K,M ...]
 Standard library only; the runs go through scripts/experiments.py (every run's
@@ -37,7 +37,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, error, fmt, generate, load, relative_link, reusable, run, table, write_page  # noqa: E402
+from experiments import (ADAM_HORIZON, Facts, Learners, Run, adam_reached, adam_rule_run, add_learner_option,  # noqa: E402
+                         error, fmt, generate, load, relative_link, require_learner, reusable, run, run_identity, table,
+                         write_page)
 
 TARGET = 1e-3
 # (shape, scales) of the issue's accuracy targets; (16,2,2) carries the Adam ratio target.
@@ -122,19 +124,14 @@ def learner_samples_to_target(report):
 
 
 def adam_samples_to_target(report):
-    if not report:
-        return None
-    for c in report.get("trajectory", []):
-        if "theta_max_rel" in c and max(c["theta_max_rel"], c["w_max_rel"]) <= TARGET:
-            return c["samples"]
-    return None
+    """Adam's samples to 1e−3 by the one rule (experiments.adam_reached), or None."""
+    reached = adam_reached(report)
+    return reached[0] if reached else None
 
 
 def adam_run(args, name, inst):
-    report = os.path.join(args.runs, f"{name}_adam.report.json")
-    cmd = [args.tool, "learn", inst, "--method", "adam", "--seed", "1", "--threads", "2", "--stop-at-error",
-           str(TARGET), "--max-samples", str(args.adam_cap), "--report", report]
-    return run(Run(f"{name}_adam", cmd, args.runs, report=report), reuse=args.reuse).report
+    """The rule's Adam run on the instance (experiments.adam_rule_run): {name}_adam."""
+    return run(adam_rule_run(args.tool, inst, f"{name}_adam", runs=args.runs), reuse=args.reuse).report
 
 
 def extended_run(args, name, inst, what, options):
@@ -180,9 +177,15 @@ def sample_study_lines(rows):
              f"lean budget `{' '.join(LEAN)}` (`mhalearn learn INSTANCE --variant extended --no-polish "
              "--no-reference` plus those options), against Adam on the same instance. Samples to 1e−3 as above; "
              "ratio = learner / Adam.", ""]
-    cells, within = [], {}
+    cells, within, shown = [], {}, []
     for config, scale, seed, adam, default, lean in rows:
         a = adam_samples_to_target(adam)
+        key = f"{config_label(config)} | {scale} | {seed}"
+        fact(adam, "Adam's samples to 1e-3", fmt(a) if a else ("not reached" if adam else None), key)
+        fact(default, "samples to 1e-3", fmt(learner_samples_to_target(default)), key)
+        fact(lean, "samples to 1e-3", fmt(learner_samples_to_target(lean)), key)
+        fact(lean, "error before polishing", fmt(error(lean, "errors_before_polish")), key)
+        shown += [adam, default, lean]
         for what, report in (("default", default), ("lean", lean)):
             n = learner_samples_to_target(report)
             c = within.setdefault((config, scale, what), [0, 0])
@@ -197,10 +200,11 @@ def sample_study_lines(rows):
         first = first_round_at_target(lean)
         cells.append([config_label(config), scale, seed,
                       fmt(a) if a else ("not reached" if adam else "not run"), cell(default), cell(lean),
-                      f"{fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))}"])
+                      f"{fmt(first[1] if first else None)}, {fmt(error(lean, 'errors_before_polish'))}",
+                      LEARNERS.cells([adam, default, lean])])
     lines += table(["(d,k,m)", "scale", "seed", "Adam", "default budget (ratio)", "lean budget (ratio)",
-                    "lean: error of the first round ≤ 1e−3, final error"], cells, "lrrrrrl")
-    lines.append("")
+                    "lean: error of the first round ≤ 1e−3, final error", "learner"], cells, "lrrrrrll")
+    lines += ["", learner_note(shown), ""]
     for (config, scale, what), (ok, ran) in within.items():
         if what == "default":
             lean_ok, lean_ran = within[(config, scale, "lean")]
@@ -226,22 +230,30 @@ def final_rounds_study_lines(rows):
              "first final round's heads, then a second final round with twice its samples, 5.12·10⁸). Error: max(Θ, W) "
              "relative error of the paper's stages. Seconds: the two-final-round runs on the otherwise idle 2-core machine; "
              "the default runs as in diagnosis.md (seed 1's on a shared machine).", ""]
-    cells = []
+    cells, shown = [], []
     counts = {}
     for scale, seed, default, more in rows:
+        key = f"{scale} | {seed}"
+        for report in (default, more):
+            fact(report, "error before polishing", fmt(error(report, "errors_before_polish")), key)
+            fact(report, "samples of the paper's stages", fmt(report["samples_paper_stages"]) if report else None, key)
+            fact(report, "wall seconds (report)", f"{report['seconds']:.0f}" if report else None, key)
+        shown += [default, more]
+
         def cell(report):
             if report is None:
                 return "not run"
             return f"{fmt(error(report, 'errors_before_polish'))}, {fmt(report['samples_paper_stages'])}, {report['seconds']:.0f}"
-        cells.append([scale, seed, cell(default), cell(more), fmt(learner_samples_to_target(more)) if more else "–"])
+        cells.append([scale, seed, cell(default), cell(more), fmt(learner_samples_to_target(more)) if more else "–",
+                      LEARNERS.cells([default, more])])
         for what, report in (("default", default), ("final2", more)):
             if report is not None:
                 ok, ran = counts.get((scale, what), (0, 0))
                 e = error(report, "errors_before_polish")
                 counts[(scale, what)] = (ok + (e is not None and e <= TARGET), ran + 1)
     lines += table(["scale", "seed", "default: error, samples, s", "two final rounds: error, samples, s",
-                    "two final rounds: samples to 1e−3"], cells, "rrllr")
-    lines.append("")
+                    "two final rounds: samples to 1e−3", "learner"], cells, "rrllrl")
+    lines += ["", learner_note(shown), ""]
     for scale in sorted({scale for scale, _, _, _ in rows}, reverse=True):
         d_ok, d_ran = counts.get((scale, "default"), (0, 0))
         m_ok, m_ran = counts.get((scale, "final2"), (0, 0))
@@ -254,7 +266,12 @@ def auto_final_study(args):
     rows = []
     for config, scale, seed, name, inst, default in study_configurations(args, AUTO_STUDY):
         wanted = args.auto_final_study or committed(args, name, "auto")
-        auto = extended_run(args, name, inst, "auto", []) if wanted else None
+        if default and ((default.get("provenance") or {}).get("options") or {}).get("final_rounds") == 0:
+            # The diagnosis run was made with the automatic final rounds, the default: it is this study's run
+            # (the same command), so the page gives that one run file's numbers, not a second run's.
+            auto = default if wanted else None
+        else:
+            auto = extended_run(args, name, inst, "auto", []) if wanted else None
         rows.append((config, scale, seed, default, auto))
     return rows
 
@@ -286,9 +303,11 @@ def floor_study_lines(rows):
              "round's error when none does. The target is a ratio ≤ 2 with the defaults; these budgets are not the "
              "defaults, and the best cell of a row is chosen after the fact, so a row's best ratio is what the "
              "learner's stages can do on that instance, not what a default would.", ""]
-    cells = []
+    cells, shown = [], []
     for config, scale, adam, reports in rows:
         a = adam_samples_to_target(adam)
+        fact(adam, "Adam's samples to 1e-3", fmt(a) if a else None, f"{config_label(config)} | {scale}")
+        shown += [adam] + reports
         row = [config_label(config), scale, fmt(a) if a else "–"]
         for report in reports:
             n = learner_samples_to_target(report)
@@ -298,10 +317,10 @@ def floor_study_lines(rows):
                 row.append(f"{fmt(n)} ({n / a:.2f})" if a else fmt(n))
             else:
                 row.append(f"not reached ({fmt(best_round_error(report))})")
-        cells.append(row)
-    lines += table(["(d,k,m)", "scale", "Adam"] + [label for label, *_ in FLOOR_BUDGETS], cells,
-                   "lrr" + "r" * len(FLOOR_BUDGETS))
-    lines.append("")
+        cells.append(row + [LEARNERS.cells([adam] + reports)])
+    lines += table(["(d,k,m)", "scale", "Adam"] + [label for label, *_ in FLOOR_BUDGETS] + ["learner"], cells,
+                   "lrr" + "r" * len(FLOOR_BUDGETS) + "l")
+    lines += ["", learner_note(shown), ""]
     for config, scale, adam, reports in rows:
         a = adam_samples_to_target(adam)
         reached = [(learner_samples_to_target(r), label) for r, (label, *_) in zip(reports, FLOOR_BUDGETS)
@@ -345,22 +364,29 @@ def lean_grid_study_lines(rows):
              "the defaults (final rounds included): `mhalearn learn INSTANCE --variant extended --no-polish "
              "--no-reference --seed 1 --threads 2` plus those options, beside the grid's default run of the same "
              "instance. Error: max(Θ, W) relative error of the paper's stages; samples to 1e−3 as above.", ""]
-    cells, counts = [], {}
+    cells, counts, shown = [], {}, []
     for config, scale, seed, default, lean in rows:
         if lean is None:
             continue
         e_def, e_lean = error(default, "errors_before_polish"), error(lean, "errors_before_polish")
+        key = f"{config_label(config)} | {scale} | {seed}"
+        for report, e in ((default, e_def), (lean, e_lean)):
+            fact(report, "error before polishing", fmt(e), key)
+            fact(report, "samples of the paper's stages", fmt(report["samples_paper_stages"]) if report else None, key)
+        fact(lean, "wall seconds (report)", f"{lean['seconds']:.0f}", key)
+        shown += [default, lean]
         cells.append([config_label(config), scale, seed, fmt(e_def), fmt(e_lean),
                       samples_to_target_cell(default), samples_to_target_cell(lean),
                       fmt(default["samples_paper_stages"]) if default else "–", fmt(lean["samples_paper_stages"]),
-                      f"{lean['seconds']:.0f}"])
+                      f"{lean['seconds']:.0f}", LEARNERS.cells([default, lean])])
         c = counts.setdefault((config, scale), [0, 0, 0])
         c[0] += e_def is not None and e_def <= TARGET
         c[1] += e_lean is not None and e_lean <= TARGET
         c[2] += 1
     lines += table(["(d,k,m)", "scale", "seed", "default: error", "lean: error", "default: samples to 1e−3",
-                    "lean: samples to 1e−3", "default: samples", "lean: samples", "lean: s"], cells, "lrrrrrrrrr")
-    lines.append("")
+                    "lean: samples to 1e−3", "default: samples", "lean: samples", "lean: s", "learner"], cells,
+                   "lrrrrrrrrrl")
+    lines += ["", learner_note(shown), ""]
     for (config, scale), (ok_def, ok_lean, ran) in counts.items():
         lines.append(config_label(config) + f", scale {scale}: ≤ 1e−3 on {ok_lean} of {ran} seeds "
                      f"with the lean budget, {ok_def} of {ran} with the defaults.")
@@ -425,20 +451,25 @@ def auto_final_study_lines(rows, summary=None):
              "`mhalearn learn INSTANCE --variant extended --no-polish --no-reference` with the defaults, on the "
              "2-core machine (targets/NOTES.md says which runs shared it). Error: max(Θ, W) relative error of the "
              "paper's stages.", ""]
-    cells, counts = [], {}
+    cells, counts, shown = [], {}, []
     for config, scale, seed, default, auto in rows:
         if auto is None:
             continue
+        key = f"{config_label(config)} | {scale} | {seed}"
+        fact(auto, "error before polishing", fmt(error(auto, "errors_before_polish")), key)
+        fact(auto, "samples of the paper's stages", fmt(auto["samples_paper_stages"]), key)
+        fact(auto, "wall seconds (report)", f"{auto['seconds']:.0f}", key)
+        shown += [default, auto]
         cells.append([config_label(config), scale, seed,
                       one_final_round_cell(default),
                       final_rounds_of(auto), fmt(error(auto, "errors_before_polish")), fmt(auto["samples_paper_stages"]),
-                      f"{auto['seconds']:.0f}"])
+                      f"{auto['seconds']:.0f}", LEARNERS.cells([default, auto])])
         ok, ran = counts.get((config, scale), (0, 0))
         e = error(auto, "errors_before_polish")
         counts[(config, scale)] = (ok + (e is not None and e <= TARGET), ran + 1)
     lines += table(["(d,k,m)", "scale", "seed", "one final round: error, its validation error", "automatic: final rounds",
-                    "error", "samples", "s"], cells, "lrrlrrrr")
-    lines.append("")
+                    "error", "samples", "s", "learner"], cells, "lrrlrrrrl")
+    lines += ["", learner_note(shown), ""]
     for (config, scale), (ok, ran) in sorted(counts.items(), key=lambda c: (c[0][0], -c[0][1])):
         line = config_label(config) + f", scale {scale}: ≤ 1e−3 on {ok} of {ran} seeds run with the defaults."
         reading = diagnosis_reading(summary, config, scale) if 3 * ok < 2 * ran else ""
@@ -473,7 +504,7 @@ def main():
     parser.add_argument("--runs", default="docs/targets")
     parser.add_argument("--out", default="docs/targets.md")
     parser.add_argument("--reuse", action="store_true")
-    parser.add_argument("--adam-cap", type=int, default=20000000)
+    add_learner_option(parser)
     parser.add_argument("--adam-only", nargs="*", default=None, metavar="D,K,M,SCALE",
                         help="run Adam only on these configurations (default: every one)")
     parser.add_argument("--timed", nargs="*", default=None, metavar="NAME",
@@ -489,6 +520,7 @@ def main():
     parser.add_argument("--lean-grid-study", nargs="*", default=None, metavar="D,K,M",
                         help="run the lean budget on these of LEAN_GRID_CONFIGS (seeds 1-3, both scales)")
     args = parser.parse_args()
+    require_learner(args)
     os.makedirs(args.runs, exist_ok=True)
     rel = lambda p: relative_link(p, args.out)
 
@@ -519,37 +551,58 @@ def main():
     write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel)
 
 
-def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel):
-    lines = [
-        "# The learner's targets across its regime",
-        "",
-        "Produced by",
-        "",
-        "```sh",
-        "python3 scripts/diagnose.py --tool build/release/mhalearn --grid --existing   # the runs below read",
-        f"python3 scripts/targets.py --tool build/release/mhalearn --adam-cap {args.adam_cap}"
-        + (" --adam-only " + " ".join(args.adam_only) if args.adam_only is not None else "")
-        + (" --timed " + " ".join(args.timed) if args.timed is not None else "")
-        + (" --sample-study" if args.sample_study else "")
-        + (" --final-rounds-study" if args.final_rounds_study else "")
-        + (" --auto-final-study" if args.auto_final_study else "")
-        + (" --floor-study" if args.floor_study else "")
-        + (" --lean-grid-study " + " ".join(args.lean_grid_study) if args.lean_grid_study else ""),
-        "```",
-        "",
-        "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
-        "--variant paper|extended --no-polish --no-reference`, logs in `diagnosis/`); errors are max(Θ, W) "
-        "relative errors of the paper's stages, before polishing, after the best head permutation. Adam runs "
-        "on seed 1 of each configuration until its error is ≤ 1e−3 or it has drawn "
-        f"{args.adam_cap:.0e} samples (logs in `{rel(args.runs)}/`). Samples to 1e−3: the learner's when the "
-        "first round's layer reaches it (validation set included), Adam's at its first checkpoint there. "
-        "The seconds are these runs' own wall times (see diagnosis.md; the reports record no load): for how long "
-        "a configuration takes, see [results.md](results.md).",
-        "",
-        "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
-        "",
-    ]
-    cells = []
+LEARNERS = Learners()  # the page's learners (write_targets_page sets them from every report it shows)
+FACTS = None  # the page's facts (experiments.Facts)
+
+
+def fact(report, quantity, text, row):
+    """Records a number printed from one run (nothing without the run or the number)."""
+    if report and text:
+        FACTS.add(run_identity(report), quantity, text, row)
+
+
+def learner_note(reports):
+    """The note under a table whose rows show these runs."""
+    from experiments import learner_label
+    return LEARNERS.note([learner_label(r) for r in reports if r])
+
+
+ADAM_RULE_TEXT = (
+    "Every page that gives Adam's samples to 1e−3 (this one, and [results.md](results.md)'s scaling section, which "
+    "links here) takes them from one run per instance, `mhalearn learn INSTANCE --method adam --seed 1 --threads 2 "
+    "--stop-at-error 0.001 --max-samples {horizon}` (`adam_rule_run` in scripts/experiments.py; runs in `{runs}/`): "
+    "the samples drawn at Adam's first checkpoint whose max(Θ, W) error is ≤ 1e−3. The count depends on the "
+    "horizon `--max-samples`: Adam's learning rate decays to 0 over it (cosine), and a run that reaches 1e−3 only "
+    "as it anneals reaches it near its horizon (at (32,2,2), logit scale 6, seed 1: 1.6·10⁷ with the horizon "
+    "2·10⁷ here, 3.41·10⁷ with the horizon 4·10⁷ of the results page's run at 5d277a4, before this rule). The "
+    "rule fixes the horizon at {horizon_text}, Adam's default, for every configuration, and sets no time budget, "
+    "so that the count does not depend on the machine; a run that has not reached 1e−3 at its horizon reads "
+    "\"not reached\"."
+)
+
+
+def power_text(n):
+    """2·10⁷ for 20000000 (a count with one significant figure and its power of ten)."""
+    exponent = len(str(int(n))) - 1
+    mantissa = n / 10 ** exponent
+    sup = str(exponent).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{mantissa:g}·10{sup}"
+
+
+def page_learners(accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid):
+    """Every report the page shows."""
+    reports = [r for *_, seeds, adam in accuracy_rows for r in [adam] + [x for _, e, p in seeds for x in (e, p)]]
+    reports += [r for _, _, r, *_ in timed_rows]
+    reports += [r for *_, adam, default, lean in study for r in (adam, default, lean)]
+    reports += [r for *_, default, more in final2 for r in (default, more)]
+    reports += [r for *_, default, a in auto if a for r in (default, a)]
+    reports += [r for *_, adam, rs in floor for r in [adam] + rs]
+    reports += [r for *_, default, lean in lean_grid if lean for r in (default, lean)]
+    return Learners(reports)
+
+
+def accuracy_lines(accuracy_rows):
+    cells, shown = [], []
     for (d, k, m), scale, seeds, adam in accuracy_rows:
         ext = [error(e, "errors_before_polish") for _, e, _ in seeds]
         pap = [error(p, "errors_before_polish") for _, _, p in seeds]
@@ -563,6 +616,15 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         run_e = sum(1 for _, e, _ in seeds if e)
         run_p = sum(1 for _, _, p in seeds if p)
         shape = f"({d},{k},{m}), {scale}"
+        row_reports = [adam] + [x for _, e, p in seeds for x in (e, p)]
+        shown += row_reports
+        for (_, e, p), xe, xp in zip(seeds, ext, pap):
+            fact(e, "error before polishing", fmt(xe), shape)
+            fact(p, "error before polishing", fmt(xp), shape)
+        fact(e1, "samples of the paper's stages", fmt(e1["samples_paper_stages"]) if e1 else None, shape)
+        fact(e1, "wall seconds (report)", f"{e1['seconds']:.0f}" if e1 else None, shape)
+        fact(e1, "samples to 1e-3", fmt(learner_n), shape)
+        fact(adam, "Adam's samples to 1e-3", adam_cell if adam else None, shape)
         if run_e:
             cells.append([shape, seed_errors(ext, [e for _, e, _ in seeds]), f"{ok_e}/{run_e}",
                           seed_errors(pap, [p for _, _, p in seeds]),
@@ -570,11 +632,76 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
                           f"{fmt(e1['samples_paper_stages'])}, {e1['seconds']:.0f}" if e1 else "seed 1 not run"])
         else:
             cells.append([shape, "not run", "–", "not run", "–", "–"])
-        cells[-1] += [fmt(learner_n), adam_cell, ratio]
-    lines += table(["(d,k,m), scale", "extended: errors (seeds 1, 2, 3; – not run; stopped: no layer)",
-                    "seeds ≤ 1e−3 / run",
-                    "paper: errors", "seeds ≤ 1e−3 / run", "extended: samples, s (seed 1)",
-                    "samples to 1e−3: extended (seed 1)", "Adam (seed 1)", "ratio"], cells, "llrlrrrrr")
+        cells[-1] += [fmt(learner_n), adam_cell, ratio, LEARNERS.cells(row_reports)]
+    return table(["(d,k,m), scale", "extended: errors (seeds 1, 2, 3; – not run; stopped: no layer)",
+                  "seeds ≤ 1e−3 / run",
+                  "paper: errors", "seeds ≤ 1e−3 / run", "extended: samples, s (seed 1)",
+                  "samples to 1e−3: extended (seed 1)", "Adam (seed 1)", "ratio", "learner"], cells, "llrlrrrrrl") + \
+        ["", learner_note(shown)]
+
+
+def timed_lines(timed_rows):
+    cells = []
+    for name, config, report, wall, cpu, rss in timed_rows:
+        before = report.get("errors_before_polish") if report else None
+        after = report.get("errors") if report else None
+        pair = lambda e: f"{fmt(e['theta_max_rel'])}, {fmt(e['w_max_rel'])}" if e else "–"
+        cells.append([name, wall if wall is not None else "–", f"{cpu:.0f}", f"{rss:.0f}", pair(before), pair(after),
+                      fmt(report.get("samples_total")) if report else "–", LEARNERS.cell(report)]
+                     if cpu is not None else [name, "–", "–", "–", pair(before), pair(after), "–", LEARNERS.cell(report)])
+        if cpu is not None:
+            fact(report, "wall seconds (/usr/bin/time)", str(wall), name)
+            fact(report, "CPU seconds", f"{cpu:.0f}", name)
+            fact(report, "peak RSS MB", f"{rss:.0f}", name)
+            fact(report, "samples", fmt(report.get("samples_total")) if report else None, name)
+        for block, when in ((before, "before polishing"), (after, "final error")):
+            if block:
+                fact(report, f"Θ {when}" if when == "final error" else f"Θ error {when}", fmt(block["theta_max_rel"]), name)
+                fact(report, f"W {when}" if when == "final error" else f"W error {when}", fmt(block["w_max_rel"]), name)
+    return table(["run", "wall s", "CPU s", "peak RSS MB (10⁶ bytes)", "paper's stages: Θ, W error",
+                  "after polishing: Θ, W error", "samples", "learner"], cells, "lrrrllrl") + \
+        ["", learner_note([r for _, _, r, *_ in timed_rows])]
+
+
+def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid, rel):
+    global LEARNERS, FACTS
+    LEARNERS = page_learners(accuracy_rows, timed_rows, study, final2, auto, floor, lean_grid)
+    FACTS = Facts(args.out)
+    lines = [
+        "# The learner's targets across its regime",
+        "",
+        "Produced by",
+        "",
+        "```sh",
+        "python3 scripts/diagnose.py --tool build/release/mhalearn --grid --existing   # the runs below read",
+        "python3 scripts/targets.py --tool build/release/mhalearn"
+        + (" --adam-only " + " ".join(args.adam_only) if args.adam_only is not None else "")
+        + (" --timed " + " ".join(args.timed) if args.timed is not None else "")
+        + (" --sample-study" if args.sample_study else "")
+        + (" --final-rounds-study" if args.final_rounds_study else "")
+        + (" --auto-final-study" if args.auto_final_study else "")
+        + (" --floor-study" if args.floor_study else "")
+        + (" --lean-grid-study " + " ".join(args.lean_grid_study) if args.lean_grid_study else ""),
+        "```",
+        "",
+        "The learner's runs are the diagnosis grid's ([diagnosis.md](diagnosis.md): `mhalearn learn INSTANCE "
+        "--variant paper|extended --no-polish --no-reference`, logs in `diagnosis/`); errors are max(Θ, W) "
+        "relative errors of the paper's stages, before polishing, after the best head permutation. Adam runs "
+        "on seed 1 of each configuration by the one rule below (logs in "
+        f"`{rel(args.runs)}/`). Samples to 1e−3: the learner's when the "
+        "first round's layer reaches it (validation set included), Adam's at its first checkpoint there. "
+        "The seconds are these runs' own wall times (see diagnosis.md; the reports record no load): for how long "
+        "a configuration takes, see [results.md](results.md). Every row names the learner that made its runs "
+        "(the notes under the tables say what a mark means).",
+        "",
+        "## Adam's samples to 1e−3: one rule",
+        "",
+        ADAM_RULE_TEXT.format(horizon=ADAM_HORIZON, runs=rel(args.runs), horizon_text=power_text(ADAM_HORIZON)),
+        "",
+        "## ≤ 1e−3 before polishing on ≥ 2 of 3 seeds",
+        "",
+    ]
+    lines += accuracy_lines(accuracy_rows)
     lines += [
         "",
         "## Time targets (10 minutes on 2 cores), with polishing",
@@ -583,16 +710,7 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         f"`{rel(args.runs)}/`; some ran on a shared machine, so CPU seconds are given too and targets/NOTES.md says which wall times are upper bounds).",
         "",
     ]
-    cells = []
-    for name, config, report, wall, cpu, rss in timed_rows:
-        before = report.get("errors_before_polish") if report else None
-        after = report.get("errors") if report else None
-        pair = lambda e: f"{fmt(e['theta_max_rel'])}, {fmt(e['w_max_rel'])}" if e else "–"
-        cells.append([name, wall if wall is not None else "–", f"{cpu:.0f}", f"{rss:.0f}", pair(before), pair(after),
-                      fmt(report.get("samples_total")) if report else "–"]
-                     if cpu is not None else [name, "–", "–", "–", pair(before), pair(after), "–"])
-    lines += table(["run", "wall s", "CPU s", "peak RSS MB (10⁶ bytes)", "paper's stages: Θ, W error",
-                    "after polishing: Θ, W error", "samples"], cells, "lrrrllr")
+    lines += timed_lines(timed_rows)
     if any(adam or lean for *_, adam, _, lean in study):
         lines += sample_study_lines(study)
     if any(more for _, _, _, more in final2):
@@ -609,6 +727,7 @@ def write_targets_page(args, accuracy_rows, timed_rows, study, final2, auto, flo
         with open(notes) as f:
             lines += ["## What the numbers say", "", f.read().rstrip("\n"), ""]
     write_page(args.out, "\n".join(lines))
+    FACTS.write()
     print(f"wrote {args.out}", file=sys.stderr)
 
 

@@ -13,18 +13,22 @@ Writes
   docs/wsum.md                       the page (the run's commit, date and machine from provenance.json,
                                      so that a page written again from the same run is the same page)
 
-Usage: scripts/wsum.py [--tool build/release/mhalearn] [--reuse]
+Usage: scripts/wsum.py [--tool build/release/mhalearn] [--reuse] [--remake-other-learners] [--into DIR]
 --tool    the binary to run (the logged command names build/release/mhalearn, the documented tool;
           provenance.json names the binary that ran)
 --reuse   read back the finished run (its logged command the same, its table present) instead of
           running it again; nothing is run then. The run: 85 s on 2 cores (2026-11-29).
+--into    the results page's figure alone (`scripts/results.sh --table wsum-figure`): its expected time
+          (the committed run's log), the run into DIR (a new or empty folder outside docs/), its table
+          compared with the committed docs/data/wsum_stable_rank.tsv; no committed file is touched.
 Standard library only (and gnuplot for the figure).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import Run, run, write_page, provenance_now, record, made_on, tool_path, draw, driver_arguments  # noqa: E402
+from experiments import (Learners, Run, draw, driver_arguments, made_on, previous, provenance_now,  # noqa: E402
+                         recorded_label, record, run, tool_path, write_page)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC_TOOL = "build/release/mhalearn"  # the tool the page's and the log's command name
@@ -72,10 +76,13 @@ def rows(tsv):
     return [line.split("\t") for line in tsv.splitlines()[1:] if line]
 
 
-def data_table(tsv):
-    lines = ["| d | α | stable rank | ‖M − I‖_op | ‖M − I‖_F/√d | SE (op) | method |",
-             "|---|---|---|---|---|---|---|"]
-    return lines + ["| " + " | ".join(r[i] for i in (0, 2, 3, 4, 5, 6, 7)) + " |" for r in rows(tsv)]
+def data_table(tsv, learner):
+    """The run's rows, each naming the learner (the one run's build) that made it, and the note under them."""
+    learners = Learners(labels=[learner])
+    lines = ["| d | α | stable rank | ‖M − I‖_op | ‖M − I‖_F/√d | SE (op) | method | learner |",
+             "|---|---|---|---|---|---|---|---|"]
+    return lines + ["| " + " | ".join([r[i] for i in (0, 2, 3, 4, 5, 6, 7)] + [learners.label_cell(learner)]) + " |"
+                    for r in rows(tsv)] + ["", learners.note([learner])]
 
 
 def extremes(tsv):
@@ -100,14 +107,41 @@ def page(result):
         f"on {made_on(RUNS, [result.name])} (its log: [wsum/{result.name}.log](wsum/{result.name}.log)).", "",
         INTRO,
         "![‖M(Θ) − I‖ against stable rank](figures/wsum_stable_rank.svg)", ""]
-        + data_table(tsv) + ["",
+        + data_table(tsv, recorded_label(RUNS, result.name)) + ["",
         "In this run, per d: ‖M − I‖_op at the largest and at the smallest stable rank:", ""]
         + extremes(tsv) + ["", CLOSING])
 
 
+def into(tool, folder):
+    """The figure's run alone into `folder`, compared with the committed table; the exit status."""
+    folder = os.path.abspath(folder)
+    if os.path.commonpath([folder, os.path.join(ROOT, "docs")]) == os.path.join(ROOT, "docs"):
+        sys.exit(f"--into {folder}: inside docs/, where the committed runs are")
+    if os.path.isdir(folder) and os.listdir(folder):
+        sys.exit(f"--into {folder}: not empty")
+    committed = previous(Run("study_wsum", [DOC_TOOL], os.path.join(ROOT, RUNS), report=None))
+    print(f"wsum-figure (§3, the W-sum figure): 1 run, expected "
+          f"{f'{committed.seconds:.0f} s' if committed and committed.seconds else 'unknown'} on 2 cores "
+          "(the committed run's log)", flush=True)
+    os.makedirs(folder, exist_ok=True)
+    tsv = os.path.join(folder, "wsum_stable_rank.tsv")
+    result = run(Run("study_wsum", [tool] + ARGS, folder, report=None, stdout=tsv, shown=" ".join([DOC_TOOL] + ARGS)))
+    if result.failed:
+        sys.exit(f"wsum.py: the run failed (exit status {result.status}): see {result.spec.log}")
+    with open(os.path.join(ROOT, TSV)) as f:
+        same = f.read() == result.output
+    print(f"wsum-figure: its data {tsv}; against {TSV} (no column times anything): "
+          + ("the same bytes" if same else "DIFFERENT"))
+    return 0 if same else 1
+
+
 def main():
-    args = driver_arguments(__doc__, os.path.join(ROOT, DOC_TOOL)).parse_args()
+    parser = driver_arguments(__doc__, os.path.join(ROOT, DOC_TOOL))
+    parser.add_argument("--into", help="the figure's run alone into this folder, compared with the committed table")
+    args = parser.parse_args()
     tool = tool_path(args.tool)
+    if args.into:
+        return into(tool, args.into)
     os.chdir(ROOT)
     provenance = provenance_now(tool, ROOT)
     spec = Run("study_wsum", [tool] + ARGS, RUNS, report=None, stdout=TSV, shown=" ".join([DOC_TOOL] + ARGS))
@@ -121,4 +155,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

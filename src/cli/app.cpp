@@ -1,5 +1,6 @@
 #include "cli/app.hpp"
 
+#include "data/provenance.hpp"
 #include "version.hpp"
 
 namespace mha::cli {
@@ -45,8 +46,7 @@ CLI::Validator validator(const Option& o) {
 
 CommandLine::CommandLine()
     : app_("mhalearn: learn a multi-head attention layer (Chen & Li, STOC 2025) with verified reference paths") {
-  app_.set_version_flag("--version", std::string("mhalearn ") + kVersion + " (" + kGitCommit + "; arithmetic: " +
-                                         kArithmetic + ", " + kFloatingPointFlags + ")");
+  app_.set_version_flag("--version", version_text());
   app_.require_subcommand(1);
   for (const Command& c : commands::commands()) add(c);
 }

@@ -40,6 +40,18 @@ int fail(const std::string& command, int code, const std::string& message) {
   return code;
 }
 
+// The reproducible x86-64 build is compiled for x86-64-v3: main says so instead
+// of dying on an illegal instruction on an older CPU. (Every aarch64 CPU has
+// the armv8-a base level the ARM build is compiled for.)
+bool cpu_runs_this_build() {
+#if defined(__x86_64__)
+  return std::string(kArithmetic) != "reproducible" ||
+         (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#else
+  return true;
+#endif
+}
+
 // The process before any command: its streams, memory, CPU and MPI job.
 // Returns -1 to go on, else the exit status.
 int start_process(int& argc, char**& argv) {
@@ -51,10 +63,7 @@ int start_process(int& argc, char**& argv) {
   // (16,2,2) then peaked at 124 MB instead of 103 MB (docs/bench/streaming.md).
   // Setting the threshold fixes it (mallopt turns the adjustment off).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  // The reproducible build is compiled for x86-64-v3: say so instead of dying
-  // on an illegal instruction on an older CPU.
-  if (std::string(kArithmetic) == "reproducible" &&
-      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+  if (!cpu_runs_this_build()) {
     std::fprintf(stderr, "mhalearn: error: this build needs an x86-64-v3 CPU (AVX2 and FMA); "
                          "configure with -DMHALEARN_ARCH=native on this machine\n");
     return kExitFailedRun;

@@ -1,6 +1,6 @@
 // The work of `mhalearn stage1` and `mhalearn sculpt` (the learner's first two
-// stages, MATH.md §3), which stage_commands.cpp declares: each runs on a sample
-// source and returns its report, its text and its output document.
+// stages, MATH.md §3.1–§3.2), which stage_commands.cpp declares: each runs on a
+// sample source and returns its report, its text and its output document.
 #pragma once
 
 #include "commands/schema.hpp"

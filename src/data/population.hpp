@@ -1,4 +1,4 @@
-// Population quantities of MATH.md §3 (stage 1), computed exactly by
+// Population quantities of MATH.md §3.1 (stage 1), computed exactly by
 // enumerating {±1}^{k×d}. All require k·d ≤ kMaxEnumerationBits.
 //
 //   E[Xᵀ A X] = Tr(A) I_d                  (any fixed k×k matrix A)

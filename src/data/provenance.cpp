@@ -1,5 +1,6 @@
 #include "data/provenance.hpp"
 
+#include "fingerprint.hpp"
 #include "version.hpp"
 
 #include <ClpConfig.h>
@@ -12,6 +13,9 @@
 #include <omp.h>
 
 #include <fstream>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace mha {
 
@@ -28,18 +32,69 @@ std::string compiler_name() {
 #endif
 }
 
-// The first "model name" line of /proc/cpuinfo; "unknown" where there is none.
-std::string cpu_model() {
+// The value of the first /proc/cpuinfo line starting with KEY; "" where there is none.
+std::string cpuinfo_value(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
+    if (line.rfind(key, 0) != 0) continue;
     const auto colon = line.find(':');
     if (colon == std::string::npos) break;
-    const auto start = line.find_first_not_of(' ', colon + 1);
-    return start == std::string::npos ? "unknown" : line.substr(start);
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? "" : line.substr(start);
   }
-  return "unknown";
+  return "";
+}
+
+// The architecture the program was compiled for (what decides Eigen's vector
+// width and glibc's libm code).
+std::string architecture() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "other";
+#endif
+}
+
+// The CPU the program runs on, as the CPU itself says: on x86-64 its CPUID
+// brand string (which an emulator such as qemu sets to the emulated model,
+// while /proc/cpuinfo stays the host's); on aarch64 the implementer and part
+// numbers of /proc/cpuinfo; "unknown" where there is nothing to read.
+std::string cpu_model() {
+#if defined(__x86_64__)
+  unsigned int regs[12] = {};
+  // GCC's __get_cpuid_max returns unsigned int, clang's int: compare as unsigned.
+  if (static_cast<unsigned int>(__get_cpuid_max(0x80000000, nullptr)) >= 0x80000004u) {
+    for (unsigned int i = 0; i < 3; ++i)
+      __get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
+    std::string brand(reinterpret_cast<const char*>(regs), sizeof regs);
+    brand = brand.substr(0, brand.find('\0'));
+    const auto first = brand.find_first_not_of(' '), last = brand.find_last_not_of(' ');
+    if (first != std::string::npos) return brand.substr(first, last - first + 1);
+  }
+  const std::string model = cpuinfo_value("model name");
+#elif defined(__aarch64__)
+  const std::string implementer = cpuinfo_value("CPU implementer"), part = cpuinfo_value("CPU part");
+  const std::string model = implementer.empty() ? "" : "implementer " + implementer + ", part " + part;
+#else
+  const std::string model = cpuinfo_value("model name");
+#endif
+  return model.empty() ? "unknown" : model;
+}
+
+// The run-time CPU features that choose glibc's libm variants on x86-64 (its
+// exp, log, pow, sin, cos have FMA versions: docs/reproducibility.md).
+json cpu_features() {
+  json features = json::array();
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) features.push_back("avx2");
+  if (__builtin_cpu_supports("fma")) features.push_back("fma");
+  if (__builtin_cpu_supports("avx512f")) features.push_back("avx512f");
+#endif
+  return features;
 }
 
 json library_versions() {
@@ -55,20 +110,43 @@ json library_versions() {
                                 std::to_string(NLOHMANN_JSON_VERSION_MINOR) + "." +
                                 std::to_string(NLOHMANN_JSON_VERSION_PATCH)}};
 }
+
+// What the bytes of this build's outputs depend on (docs/reproducibility.md).
+std::string bytes_promise() {
+  if (std::string(kArithmetic) != "reproducible") return "machine-specific (native build, for benchmarks)";
+  if (Eigen::internal::packet_traits<double>::size == 1)
+    return "the same on every x86-64-v3 and armv8-a CPU with these library versions "
+           "(Eigen without vector packets: the portable arithmetic)";
+  return std::string("the same on every ") + kIsaLevel + " CPU with these library versions";
+}
 }  // namespace
 
 json arithmetic_provenance() {
-  const bool reproducible = std::string(kArithmetic) == "reproducible";
   return {{"arithmetic", kArithmetic},
-          {"bytes", reproducible ? "the same on every x86-64-v3 CPU with these library versions"
-                                 : "machine-specific (native build, for benchmarks)"},
+          {"bytes", bytes_promise()},
+          {"architecture", architecture()},
           {"isa_level", kIsaLevel},
+          {"eigen_vector_doubles", Eigen::internal::packet_traits<double>::size},
           {"fp_flags", kFloatingPointFlags},
           {"build_type", kBuildType},
           {"compiler", compiler_name()},
           {"libraries", library_versions()},
           {"cpu", cpu_model()},
-          {"threads_available", omp_get_max_threads()}};
+          {"cpu_features", cpu_features()},
+          {"threads_available", omp_get_max_threads()},
+          {"fingerprint", kFingerprint}};
+}
+
+const char* build_fingerprint() { return kFingerprint; }
+
+std::string version_text() {
+  // Appended piece by piece: GCC 12 warns (-Warray-bounds, a false positive) on a
+  // long chain of operator+ over string literals.
+  std::string text = "mhalearn ";
+  for (const char* piece : {kVersion, " (", kGitCommit, "; fingerprint ", kFingerprint, "; arithmetic: ",
+                            kArithmetic, ", ", kFloatingPointFlags, ")"})
+    text += piece;
+  return text;
 }
 
 json make_provenance(const std::string& command, const json& options) {

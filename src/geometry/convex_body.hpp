@@ -1,4 +1,4 @@
-// The convex body of stage 2 (MATH.md §3) and its programs, fast path.
+// The convex body of stage 2 (MATH.md §3.2, Lemmas 3.2.5–3.2.7) and its programs, fast path.
 //
 // The unknown Θ ∈ R^{d×d} is flattened row-major to θ ∈ R^n, n = d². The body is
 //

@@ -1,4 +1,4 @@
-// Output and evaluation (MATH.md §3): the learned heads are matched to the true
+// Output and evaluation (MATH.md §3.8): the learned heads are matched to the true
 // ones by the best permutation; reported are max_i ‖Θ̂_i − Θ_i‖_F/‖Θ_i‖_F (absolute
 // when Θ_i = 0), the
 // same for W, and the relative test error E‖F̂ − F‖² / E‖F‖² on fresh samples

@@ -1,4 +1,4 @@
-// The end-to-end learner (MATH.md §3): stage 1, then rounds of sculpting
+// The end-to-end learner (MATH.md §3, §3.9): stage 1, then rounds of sculpting
 // (stage 2 in round 0, stage 4 after) and margin refinement (stage 3), each
 // round's hull read off by stage 5 and turned into a layer by stage 6; the
 // round with the smallest validation error is kept (rounds need not improve

@@ -29,12 +29,12 @@ namespace mha {
 struct ConditionThresholds {
   // --- Θ ---
   double theta_incoherence = 0.5;             // max pairwise |cos| <= this
-  std::optional<double> theta_stable_rank;    // min stable rank >= this; default max(2, d/8)
+  std::optional<double> theta_stable_rank;    // min stable rank >= this; default max(min(2, d/3), d/8)
   std::optional<double> theta_diagonal;       // max Tr²/‖·‖_op² <= this; default max(4, log2 d)
   double theta_heavy_column = 4.0;            // max column mass / average column mass <= this
   double theta_norm_ratio = 2.0;              // max ‖Θ_i‖_F / min ‖Θ_i‖_F <= this
   double theta_norm_bound = 20.0;             // max ‖Θ_i‖_F <= this (logit scale)
-  // max δ-atom mass <= this; default 1/(4 d²), floored at 8/N in Monte Carlo
+  // max δ-atom mass <= this; default max(1/(4 d²), 4·2^{−2d}), floored at 8/N in Monte Carlo
   // mode (the estimator's noise floor: a generic Θ reads 1/N–3/N there).
   std::optional<double> theta_atom_mass;
 
@@ -48,7 +48,7 @@ struct ConditionThresholds {
 
   // --- W ---
   double w_incoherence = 0.5;
-  std::optional<double> w_stable_rank;        // default max(2, d/8)
+  std::optional<double> w_stable_rank;        // default max(min(2, d/3), d/8)
   double w_norm_ratio = 2.0;
 
   // --- regime ---
@@ -56,9 +56,10 @@ struct ConditionThresholds {
   // k <= d and k·m <= d are structural (threshold d), not configurable.
 };
 
-double default_stable_rank_threshold(int d);   // max(2, d/8)
+double default_stable_rank_threshold(int d);   // max(min(2, d/3), d/8)
 double default_diagonal_threshold(int d);      // max(4, log2 d)
-// 1/(4 d²); with mc_samples = N > 0 (Monte Carlo mode) at least 8/N, since
+// max(1/(4 d²), 4·2^{−2d}) (twice the symmetry's atoms, so that d ≤ 3 passes);
+// with mc_samples = N > 0 (Monte Carlo mode) at least 8/N, since
 // below that a generic Θ could not pass (for N = 65536 the floor acts from d = 46).
 double default_atom_mass_threshold(int d, std::int64_t mc_samples = 0);
 // True when logit_atom_mass enumerates all pairs for this d (2d <= min(t.atom_exact_max_bits, 24)).

@@ -2,7 +2,9 @@
 """The golden check's own test: a one-ulp change in a .npy element and in a
 report value must each be reported, with the element or key path and the
 first differing byte; unchanged files must pass. The same for the committed
-result runs' check (scripts/check_runs.py), which also must tell 0.0 from -0.0."""
+result runs' check (scripts/check_runs.py), which also must tell 0.0 from -0.0
+and name the provenance build facts (architecture, ISA level) that differ."""
+import json
 import os
 import shutil
 import struct
@@ -13,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden import EXPECTED, compare, npy_data_offset  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts"))
-from check_runs import report_difference  # noqa: E402
+from check_runs import build_differences, report_difference  # noqa: E402
 
 
 def flip_last_bit_of_element(path, index):
@@ -39,7 +41,16 @@ def check_runs_detects(out):
     found = [report_difference(committed, committed), report_difference(committed, one_ulp),
              report_difference(*zeros)]
     print("check_runs:", found)
-    return found[0] is None and found[1] is not None and "theta_max_rel" in found[1] and found[2] is not None
+    # Two reports from other platforms: the build facts that differ are named, the rest not.
+    builds = [os.path.join(out, f"build{i}.json") for i in (0, 1)]
+    for path, arch, isa in zip(builds, ("x86_64", "aarch64"), ("x86-64-v3", "armv8-a")):
+        open(path, "w").write(json.dumps({"provenance": {"build": {"architecture": arch, "isa_level": isa,
+                                                                   "compiler": "gcc 12", "threads_available": 2}}}))
+    named = build_differences(*builds)
+    print("check_runs build facts:", named)
+    names_them = len(named) == 2 and "build.architecture" in named[0] and "build.isa_level" in named[1]
+    return (found[0] is None and found[1] is not None and "theta_max_rel" in found[1] and found[2] is not None
+            and names_them and build_differences(builds[0], builds[0]) == [])
 
 
 def main():
@@ -59,7 +70,8 @@ def main():
     print(report)
     ok = len(problems) == 2 and "element 5 (float64)" in report and "theta_max_rel" in report
     print("golden check detects one-ulp changes:", "yes" if ok else "NO")
-    print("committed-runs check detects one-ulp changes and a zero's sign:", "yes" if runs_ok else "NO")
+    print("committed-runs check detects one-ulp changes and a zero's sign, and names differing build facts:",
+          "yes" if runs_ok else "NO")
     ok = ok and runs_ok
     return 0 if ok else 1
 

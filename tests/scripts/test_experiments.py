@@ -6,7 +6,8 @@ The fake tool stands in for `mhalearn`: it writes a report to the path after
 prints a line on stdout and one on stderr, and counts its calls in a file; with
 `--fail S` it exits S without a report, with `--fail-with-report S` it exits S
 after writing one, with `--sleep T` it sleeps first; `generate ... -o PATH`
-writes an instance. No real learner runs.
+writes an instance; its reports and `--version` name the fingerprint FAKE_FINGERPRINT
+(sixteen 0s by default). No real learner runs.
 
   python3 tests/scripts/test_experiments.py      (or: pytest tests/scripts/)
 """
@@ -29,6 +30,9 @@ with open(os.environ["FAKE_CALLS"], "a") as f:
     f.write(" ".join(args) + "\n")
 def value(option):
     return args[args.index(option) + 1] if option in args else None
+if args[0] == "--version":
+    print("mhalearn 0.1.0 (0123456789ab; fingerprint " + os.environ.get("FAKE_FINGERPRINT", "0" * 16) + "; arithmetic: x)")
+    sys.exit(0)
 if args[0] == "generate":
     with open(value("-o"), "w") as f:
         json.dump({"d": int(value("--d")), "seed": int(value("--seed"))}, f)
@@ -41,7 +45,9 @@ if value("--fail"):
     sys.exit(int(value("--fail")))
 with open(value("--report"), "w") as f:
     json.dump({"argv": args, "fault": os.environ.get("MHALEARN_INJECT_FAULT"),
-               "errors": {"theta_max_rel": 2e-4, "w_max_rel": 3.5e-4}}, f)
+               "errors": {"theta_max_rel": 2e-4, "w_max_rel": 3.5e-4},
+               "provenance": {"git_commit": "0123456789ab",
+                              "build": {"fingerprint": os.environ.get("FAKE_FINGERPRINT", "0" * 16)}}}, f)
 sys.exit(int(value("--fail-with-report") or 0))
 '''
 
@@ -278,6 +284,143 @@ def test_the_experiment_scripts_compile():
         if name.endswith(".py"):
             with open(os.path.join(folder, name)) as f:
                 compile(f.read(), os.path.join(folder, name), "exec")
+
+
+# --------------------------------------------------------------------------- which learner made a run
+
+
+def report_of(fingerprint=None, commit=None):
+    build = {"fingerprint": fingerprint} if fingerprint else {}
+    return {"provenance": {"git_commit": commit, "build": build}} if commit or fingerprint else {"provenance": {}}
+
+
+def test_a_reports_learner_label_with_and_without_a_fingerprint():
+    assert ex.learner_label(report_of("0123456789abcdef", "5d277a4aad33")) == "01234567"
+    assert ex.learner_label(report_of(None, "5d277a4aad33")) == "commit 5d277a4"
+    assert ex.learner_label(report_of(None, "unknown")) == ex.DASH and ex.learner_label(None) == ex.DASH
+    # A run without a report: its runs directory's provenance.json entry.
+    assert ex.provenance_label({"commit": "ba24c2d", "version": "mhalearn 0.1.0 (7be6f9ac3541; arithmetic: x)"}) \
+        == "commit ba24c2d"
+    assert ex.provenance_label({"commit": "ba24c2d (with uncommitted changes to src/)"}) == "commit ba24c2d"
+    assert ex.provenance_label({"commit": "x", "version": "mhalearn 0.1.0 (c; fingerprint 00112233445566ff; a)"}) \
+        == "00112233"
+    assert ex.provenance_label({"fingerprint": "aabbccddeeff0011"}) == "aabbccdd"
+    assert ex.provenance_label(None) == ex.NOT_RECORDED == ex.provenance_label({"commit": "unknown"})
+
+
+def test_the_page_learner_is_the_majority_and_other_rows_are_marked():
+    a, b, c = (report_of(None, h) for h in ("aaaaaaa1", "bbbbbbb2", "ccccccc3"))
+    learners = ex.Learners([a, b, a, None, c, b, a], labels=[ex.NOT_RECORDED, "commit bbbbbbb"])
+    assert learners.page == "commit aaaaaaa" and learners.others == ["commit bbbbbbb", "commit ccccccc"]
+    assert learners.cell(a) == "commit aaaaaaa"
+    assert learners.cell(b) == "commit bbbbbbb †" and learners.cell(None) == ex.DASH
+    assert learners.label_cell(ex.NOT_RECORDED) == ex.NOT_RECORDED
+    assert learners.cells([a, b, a, c]) == "commit aaaaaaa; commit bbbbbbb †; commit ccccccc †"
+    note = learners.note()
+    assert "This page's learner is commit aaaaaaa" in note and "rows marked †" in note and "commit ccccccc" in note
+    # Under a table whose rows are all the page's learner's, its note names no other.
+    assert learners.note(shown=["commit aaaaaaa"]).endswith(", and every row is its.")
+    assert "commit ccccccc" not in learners.note(shown=["commit aaaaaaa", "commit bbbbbbb"])
+    # A tie goes to the first label in sorted order, whatever the order of the runs.
+    assert ex.Learners([b, a]).page == ex.Learners([a, b]).page == "commit aaaaaaa"
+    fp = ex.Learners([report_of("f" * 16), report_of("f" * 16), a])
+    assert fp.page == "ffffffff" and "`ffffffff`" in fp.note() and fp.cell(a) == "commit aaaaaaa †"
+    assert ex.Learners([]).note() == "No learner run on this page."
+
+
+@with_sandbox
+def test_require_learner_refuses_a_run_of_another_fingerprint(box):
+    os.environ["FAKE_FINGERPRINT"] = "1111111111111111"
+    try:
+        first = ex.run(box.spec("a"), quiet=True)
+        assert ex.learner_label(first.report) == "11111111"
+        ex.REQUIRE_LEARNER = "1111111111111111"
+        assert ex.run(box.spec("a"), reuse=True, quiet=True).reused, "a run of the required build was made again"
+        ex.REQUIRE_LEARNER = "2222222222222222"
+        assert ex.reusable(box.spec("a")) is None
+        os.environ["FAKE_FINGERPRINT"] = "2222222222222222"
+        again = ex.run(box.spec("a"), reuse=True, quiet=True)
+        assert not again.reused and ex.learner_label(again.report) == "22222222" and box.calls() == 2
+        # A run without a report: the fingerprint its runs directory's provenance.json recorded.
+        spec = ex.Run("t", [box.tool, "study", "--report", os.path.join(box.dir, "x.json")], box.runs, report=None,
+                      stdout=os.path.join(box.runs, "t.tsv"))
+        made = ex.run(spec, quiet=True)
+        ex.record(box.runs, [made], ex.provenance_now(box.tool, box.dir))
+        assert ex.recorded_label(box.runs, "t") == "22222222"
+        assert ex.reusable(spec) is not None
+        ex.REQUIRE_LEARNER = "1111111111111111"
+        assert ex.reusable(spec) is None
+        # The option: a tool that prints no fingerprint is refused.
+        ex.REQUIRE_LEARNER = None
+        ex.require_learner(type("A", (), {"remake_other_learners": True, "tool": box.tool})())
+        assert ex.REQUIRE_LEARNER == "2222222222222222"
+        try:
+            ex.require_learner(type("A", (), {"remake_other_learners": True, "tool": "/nonexistent/mhalearn"})())
+            raise AssertionError("a tool without a fingerprint was accepted")
+        except SystemExit:
+            pass
+    finally:
+        ex.REQUIRE_LEARNER = None
+        del os.environ["FAKE_FINGERPRINT"]
+
+
+@with_sandbox
+def test_a_marked_row_on_a_page(box):
+    """Two runs by one build and one by another: the page's table names each row's learner and marks
+    the other's; the note under it says what the mark means."""
+    reports = []
+    for name, fingerprint in (("a", "1" * 16), ("b", "1" * 16), ("c", "3" * 16)):
+        os.environ["FAKE_FINGERPRINT"] = fingerprint
+        reports.append(ex.run(box.spec(name), quiet=True).report)
+    del os.environ["FAKE_FINGERPRINT"]
+    learners = ex.Learners(reports)
+    rows = [[n, ex.fmt(ex.error(r)), learners.cell(r)] for n, r in zip("abc", reports)]
+    lines = ex.table(["run", "error", "learner"], rows) + ["", learners.note()]
+    assert lines[2:5] == ["| a | 3.5e-04 | 11111111 |", "| b | 3.5e-04 | 11111111 |", "| c | 3.5e-04 | 33333333 † |"]
+    assert "This page's learner is `11111111`; rows marked † were made by another learner (`33333333`)" in lines[-1]
+
+
+def test_facts_name_their_run_and_the_adam_rule():
+    folder = tempfile.mkdtemp(prefix="test-experiments-")
+    try:
+        inst = os.path.join(folder, "a.json")
+        with open(inst, "w") as f:
+            json.dump({"heads": [1, 2], "provenance": {"git_commit": "a"}}, f)
+        other = os.path.join(folder, "b.json")
+        with open(other, "w") as f:
+            json.dump({"heads": [1, 2], "provenance": {"git_commit": "b"}}, f)
+        assert ex.instance_hash(inst) == ex.instance_hash(other), "the provenance of an instance file changed its hash"
+        report = {"provenance": {"command": "learn", "git_commit": "5d277a4aad33",
+                                 "options": {"instance": inst, "threads": 2, "seed": 1, "polish": False}}}
+        run = ex.run_identity(report)
+        assert run == {"command": "learn polish=false seed=1 threads=2", "instance": ex.instance_hash(inst),
+                       "learner": "commit 5d277a4"}, run
+        logged = ex.run_identity(command=f"nice -n 10 build/release/mhalearn hard --d 6 -o {folder}/x.json --quiet",
+                                 label="commit 1234567")
+        assert logged == {"command": "mhalearn hard --d 6 --quiet", "instance": "", "learner": "commit 1234567"}, logged
+        facts = ex.Facts(os.path.join(ex.ROOT, "docs", "bench", "x.md"))
+        facts.add(run, "samples", "4.2e+07", "(16,2,2)")
+        facts.add(run, "final error", ex.DASH, "(16,2,2)")  # an absent number is no fact
+        assert facts.facts == [[ex.run_key(run), "samples", "4.2e+07", "(16,2,2)"]] and list(facts.runs) == [ex.run_key(run)]
+        assert facts.path().endswith(os.path.join("docs", "facts", "bench_x.json"))
+        facts.page = os.path.relpath(os.path.join(folder, "x.md"), ex.ROOT)  # a page outside docs/: its facts beside it
+        facts.write()
+        written = json.load(open(os.path.join(folder, "x.facts.json")))
+        assert written["facts"] == facts.facts and written["runs"] == facts.runs
+        try:
+            facts.add(run, "speed", "1", "r")
+            raise AssertionError("a fact of an unknown quantity was recorded")
+        except ValueError:
+            pass
+        spec = ex.adam_rule_run("build/release/mhalearn", "inst/d.json", "d_adam")
+        assert spec.command() == ("build/release/mhalearn learn inst/d.json --method adam --seed 1 --threads 2 "
+                                  f"--stop-at-error 0.001 --max-samples 20000000 --report {ex.ADAM_RULE_RUNS}/d_adam.report.json")
+        trajectory = [{"samples": 512, "seconds": 0.1, "theta_max_rel": 0.5, "w_max_rel": 0.2},
+                      {"samples": 1024, "seconds": 0.2, "theta_max_rel": 9e-4, "w_max_rel": 1.1e-3},
+                      {"samples": 1536, "seconds": 0.3, "theta_max_rel": 9e-4, "w_max_rel": 1e-3}]
+        assert ex.adam_reached({"trajectory": trajectory}) == (1536, 0.3) and ex.adam_reached(None) is None
+    finally:
+        shutil.rmtree(folder)
 
 
 def main():

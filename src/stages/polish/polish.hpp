@@ -1,4 +1,4 @@
-// Polishing (beyond the paper's stages; MATH.md §3, end of stage 6): local
+// Polishing (beyond the paper's stages; MATH.md §3.7): local
 // Levenberg–Marquardt on all parameters from the stage-6 winner, reported
 // separately from the paper's stages.
 //

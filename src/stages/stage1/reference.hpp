@@ -4,10 +4,11 @@
 // with labels recomputed in MPFR from the layer when it is known (the fast
 // labels then carry the forward pass's rounding), or the source's own labels
 // (a dataset: only the accumulation differs). On the same samples the fast path
-// must agree within a derived bound (proofs/stage1_identities.md):
-//   |Ŵ_fast − Ŵ_ref|_{rc} ≤ (1/N) Σ_n [ (1/k)|Σ_t x_{t,r}| Σ_t B(X_n)_{t,c} + γ_{N+2k} |s_n,rc| ] + u|Ŵ_ref,rc|,
-// with B(X) = forward_error_bound(X) (0 with the source's labels) and s_n the
-// sample's statistic.
+// must agree within a derived bound (MATH.md §3.1, Lemma 3.1.4; proofs/stage1_identities.md):
+//   |Ŵ_fast − Ŵ_ref|_{rc} ≤ (1/N) Σ_n [ p_n,rc + γ_{N+2k}(|s_n,rc| + p_n,rc) ] + u|Ŵ_ref,rc|,
+//   p_n,rc = (1/k)|Σ_t x_{t,r}| Σ_t B(X_n)_{t,c},
+// times bound_evaluation_factor(N + 2k + 8), with B(X) = forward_error_bound(X)
+// (0 with the source's labels) and s_n the sample's statistic.
 #pragma once
 
 #include "model/layer.hpp"

@@ -1,4 +1,4 @@
-// Stage 1 (MATH.md §3): crude estimate of W_Σ = Σ_i W_i,
+// Stage 1 (MATH.md §3.1): crude estimate of W_Σ = Σ_i W_i,
 //
 //   Ŵ = (1/(kN)) Σ_n X_nᵀ J Y_n,   E[Ŵ] = Σ_i M(Θ_i) W_i,
 //

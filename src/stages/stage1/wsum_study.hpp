@@ -1,4 +1,4 @@
-// The W-sum lemma's trend (MATH.md §3, stage 1; docs/wsum.md): for one head
+// The W-sum lemma's trend (MATH.md §3.1; docs/wsum.md): for one head
 // with W = I, stage 1's population value is M(Θ) = (1/k) E[Xᵀ J softmax(XΘXᵀ) X],
 // and the lemma says ‖M(Θ) − I‖ shrinks as the stable rank of Θ grows. The
 // study measures ‖M(Θ) − I‖ over spectra s_i = i^{−α} at a fixed ‖Θ‖_F, by

@@ -1,4 +1,4 @@
-// Stage 2, per row (MATH.md §3): certify that all heads attend in nearly the
+// Stage 2, per row (MATH.md §3.2, Lemma 3.2.1): certify that all heads attend in nearly the
 // same way, and turn a certified row into slab constraints on Θ.
 //
 // For an example (X, Y) and a row a, B = X Ŵ (row j is x_j Ŵ) and

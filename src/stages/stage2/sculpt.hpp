@@ -1,4 +1,4 @@
-// Stage 2 (MATH.md §3): stream samples, certify every row of every example,
+// Stage 2 (MATH.md §3.2): stream samples, certify every row of every example,
 // and collect the slab constraints into the convex body
 //   K = {Θ : |⟨a_r, Θ⟩ − b_r| ≤ η_r for all r, ‖Θ‖_F ≤ R}.
 // With enough diverse constraints K is a thin neighbourhood of the affine hull

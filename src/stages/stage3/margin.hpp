@@ -1,4 +1,4 @@
-// Stage 3 (MATH.md §3): refine W_Σ with large-margin events of a proxy.
+// Stage 3 (MATH.md §3.3): refine W_Σ with large-margin events of a proxy.
 //
 // For a proxy P (the minimum-norm point of K) and a row a, ℓ = x_a P Xᵀ and the
 // margin μ = ℓ_(1) − ℓ_(2). When μ is large, every true head is (with high

@@ -1,4 +1,4 @@
-// Stages 2 and 4 as the learner runs them (MATH.md §3): sculpt K with the
+// Stages 2 and 4 as the learner runs them (MATH.md §3.2, §3.4): sculpt K with the
 // current W_Σ estimate and a residual tolerance τ chosen from the data.
 //
 // Stage 4 is stage 2 again with the refined W_Σ of stage 3 and a much smaller

@@ -1,4 +1,4 @@
-// Stage 6 (MATH.md §3): ε-net over the affine hull H of the Θ_i, least squares
+// Stage 6 (MATH.md §3.6): ε-net over the affine hull H of the Θ_i, least squares
 // for the W_i, selection by validation error.
 //
 // H is parametrised as Θ(t) = x0 + Σ_j t_j u_j, t ∈ R^{m−1} (x0 and the u_j from

@@ -1,4 +1,4 @@
-// Stage 6's linear step (MATH.md §3): for fixed candidate Θ_1..Θ_m the layer is
+// Stage 6's linear step (MATH.md §3.6, Lemmas 3.6.1–3.6.2): for fixed candidate Θ_1..Θ_m the layer is
 // linear in the W_i,
 //
 //   y_a = Σ_i (A_i(X)[a,:] X) W_i,
