@@ -7,7 +7,7 @@
 // the same errors as the unshuffled copy, and the truth itself has error 0.
 // Test of the tester: a matcher that keeps the learner's order instead of
 // searching the best permutation is rejected.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "generators.hpp"
 #include "learn/evaluate.hpp"
 #include "property.hpp"

@@ -20,7 +20,7 @@
 #include "model/forward_fast.hpp"
 #include "model/reference.hpp"
 #include "numeric/precision.hpp"
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "property.hpp"
 
 #include <cmath>

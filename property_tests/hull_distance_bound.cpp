@@ -8,7 +8,7 @@
 // only by the rounding of the distance and of the SVD (tolerance::hull_distance_rounding).
 // Test of the tester: the bound computed with the largest singular value in place
 // of s_con is rejected.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "instances.hpp"
 #include "property.hpp"
 #include "stages/stage2/sculpt.hpp"

@@ -22,7 +22,7 @@
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
 #include "numeric/softmax.hpp"
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "property.hpp"
 #include "stages/stage3/margin.hpp"
 

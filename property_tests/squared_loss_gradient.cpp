@@ -17,7 +17,7 @@
 #include "model/reference.hpp"
 #include "numeric/multiprecision.hpp"
 #include "numeric/precision.hpp"
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "property.hpp"
 
 #include <cmath>

@@ -29,6 +29,9 @@ packages=(
   # qemu's user-mode emulators: the test command runs the golden outputs on an
   # emulated Intel CPU (scripts/platform_check.py --fast skylake).
   qemu-user
+  # scripts/mutation_check.py finds its mutation sites with libclang; the exact
+  # values of the pinned bounds (tests/numeric/tolerance_values.py) use mpmath.
+  python3-clang-14 python3-mpmath
 )
 
 # scripts/platform_check.py (other CPUs, clang, aarch64): the arm64 cross

@@ -1,16 +1,36 @@
 #!/usr/bin/env python3
-"""Hand-made mutation check of the lemma-level code (proofs/mutation_check.md).
+"""Mutation testing of the verdict code (docs/mutation.md records the runs).
 
-Each mutation replaces one exact snippet of one source file (it must occur
-once), rebuilds the release unit_tests and property_tests, and runs the tests
-of the mutated unit twice: without the cases tagged [hardening] (the suite
-before they were added) and with them. The file is restored byte for byte
-afterwards, whatever happens; the tree is rebuilt clean at the end.
+Generated mutants (the default): every mutation site of the verdict code
+(SCOPE below) found by libclang and rewritten by the operators of
+scripts/mutation_schema.py — relational operators flipped and negated (including
+`!(a <= b)` → `a > b`), constants ×10 and ×0.1, terms dropped, branches swapped,
+loop bounds ± 1 — all mutants of a file in one *schema* compiled once, in a copy of
+the tree built in its own folder; `MHALEARN_MUTANT=<id>` picks one at run time.
+Each mutant is run against the fast targeted tests of its file first (TARGETED:
+the verdict code's own binary `verdict_tests`, Catch2 specs), and against the full
+unit and property suites only when those pass. EQUIVALENT names the mutants
+that cannot change any result, each with the reason.
 
-  scripts/mutation_check.py [--build build/release] [--only M3,M7]
-  scripts/mutation_check.py --check-snippets   (every snippet still in its file)
+  scripts/mutation_check.py --list                 the mutants, by file and operator (no build)
+  scripts/mutation_check.py --run [--full] [--files F,...] [--work DIR]
+                                                   build the schema tree, run every mutant, write
+                                                   DIR/results.json; --full puts the survivors of the
+                                                   targeted tests through unit_tests and property_tests
+  scripts/mutation_check.py --report [--work DIR]  the table of docs/mutation.md from results.json
+  scripts/mutation_check.py --self-test            the generator on a small file: each operator's
+                                                   mutants, the schema compiled and selected (CTest)
+
+Named faults (the fixed list the project started with, and issue 54's five):
+
+  scripts/mutation_check.py --named [--build build/release] [--only M3,F7,N1]
+  scripts/mutation_check.py --check-snippets       every named snippet still in its file (CTest)
 """
 import argparse
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -18,21 +38,46 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The verdict code: the comparisons, the bounds, every stage's check, verify, and the
+# learner's reference step.
+SCOPE = ["src/numeric/comparison.cpp",
+         "src/stages/stage1/check.cpp", "src/stages/stage2/check.cpp", "src/stages/stage2/body_check.cpp",
+         "src/stages/stage3/check.cpp", "src/stages/stage3/selection_check.cpp", "src/stages/stage5/check.cpp",
+         "src/stages/stage6/check.cpp", "src/stages/stage6/net_check.cpp", "src/stages/polish/check.cpp",
+         "src/verify/verify.cpp", "src/verify/faults.cpp", "src/learn/reference_checks.cpp",
+         "src/numeric/tolerance.cpp"]
+
+# The tests a mutant meets: the test cases that reach its site (each program's test
+# cases run once with the schema's coverage trace, MHALEARN_MUTANT_TRACE), fastest
+# first — those of `verdict_tests` (the verdict code's own small binary, tests/numeric/
+# and tests/verify/) first, those of `unit_tests` and `property_tests` (the full
+# suites; the verdict tests' cases they repeat are not run again) only when the mutant
+# survives them. A test that never reaches a site cannot tell its mutant from the
+# original program.
+TARGETED_PROGRAM = "verdict_tests"
+FULL_PROGRAMS = ("unit_tests", "property_tests")
+TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time without a mutant, at least 60 s
+
+# Mutants that cannot change any result, by their key (file|function|operator|original|
+# replacement|n, as --list prints it), each with the reason.
+EQUIVALENT = {
+}
+
 # (id, file, old, new, what, unit_tests spec, property_tests spec or None)
 MUTATIONS = [
     ("M1", "src/numeric/tolerance.cpp", "const double e = gamma(16 * rows * cols + 30 * 16 * cols * cols);",
      "const double e = gamma(16 * rows * cols + 30 * 8 * cols * cols);",
      "jacobi_singular_value_bound: half the sweep roundings (~2× too small)",
      "[tolerance],[certify]", "*margin*"),
-    ("M2", "src/numeric/tolerance.cpp", "return x_fro * qr_least_squares_relative_bound(",
+    ("M2", "tests/support/test_tolerances.cpp", "return x_fro * qr_least_squares_relative_bound(",
      "return 0.5 * x_fro * qr_least_squares_relative_bound(",
      "least_squares_fit_bound 2× too small", "[tolerance],[stage3]", "*margin*"),
-    ("M3", "src/numeric/tolerance.cpp", "return 2.0 * gamma(terms - 1) * abs_z_sum",
+    ("M3", "tests/support/test_tolerances.cpp", "return 2.0 * gamma(terms - 1) * abs_z_sum",
      "return gamma(terms - 1) * abs_z_sum", "head_reorder_bound 2× too small", "[tolerance]", "*permut*"),
     ("M4", "src/numeric/tolerance.cpp", "const double exponent_error = (2.0 * logit_error +",
      "const double exponent_error = (logit_error +", "double_softmax_relative_error: logit error counted once",
      "[tolerance],[certify]", None),
-    ("M5", "src/numeric/tolerance.cpp", "double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }",
+    ("M5", "tests/support/test_tolerances.cpp", "double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }",
      "double rescaled_norm_relative(long long entries) { return gamma(entries + 4); }",
      "rescaled_norm_relative ~2× too small", "[tolerance],[io],[generate]", None),
     ("M6", "src/stages/stage2/certify.cpp", "if (every ? !(v_least >= o.v_min) : !(v[row] >= o.v_min)) return;",
@@ -109,15 +154,399 @@ MUTATIONS = [
     ("F11", "src/model/forward_error.cpp", "const double coefficient = e + gk * (1.0 + e) + gmd * (1.0 + e) * (1.0 + gk);",
      "const double coefficient = e + gk * (1.0 + e);",
      "the design route's bound without the products with W", "[forward]", "*objective*"),
+    # The five faults of issue "The checker checked" that passed every test at 21af68a,
+    # each now killed by a test of that issue.
+    ("N1", "src/numeric/comparison.cpp", "if (!(difference <= item_bound) || !std::isfinite(difference)) agree = false;",
+     "if (difference > item_bound) agree = false;", "record: a NaN difference counts as agreement",
+     "[comparison]", None),
+    ("N2", "src/numeric/tolerance.cpp", "return (eps / (gap - eps) + orthogonality) * bound_evaluation_factor(8);",
+     "return (eps / gap + orthogonality) * bound_evaluation_factor(8);",
+     "singular_subspace_sin_bound with ε/gap for ε/(gap − ε)", "[tolerance]", None),
+    ("N3", "src/stages/polish/check.cpp", "case BandSide::above: part.record_decision(false); break;",
+     "case BandSide::above: part.record_undecided(); break;",
+     "polishing's accepted step: a rise of the reference objective undecided", "[polish]", None),
+    ("N4", "src/stages/stage3/check.cpp", "if (worst > 2) {", "if (worst > 20) {",
+     "stage 3's empty body: 'beyond the contract' at 20 tolerances for 2", "[stage3]", None),
+    ("N5", "src/learn/reference_checks.cpp",
+     "bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} * d <= max_unknowns; }",
+     "bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} <= max_unknowns; }",
+     "the large references' gate compares d, not d², with --reference-max-unknowns", "[branches]", None),
 ]
 
 
-def run(cmd, timeout=1800):
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def build(build_dir):
-    r = run(["cmake", "--build", build_dir, "-j", "2", "--target", "unit_tests", "property_tests"])
+def run(cmd, timeout=1800, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# ---- generated mutants
+
+def schema_module():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import mutation_schema
+    return mutation_schema
+
+
+def compile_commands(build):
+    path = Path(build) / "compile_commands.json"
+    if not path.exists():
+        sys.exit(f"{path} missing: configure first (cmake --preset release)")
+    return json.loads(path.read_text())
+
+
+def generate(files, build):
+    """{file: schema text} and the mutants (ids global, in SCOPE order)."""
+    ms = schema_module()
+    cc = compile_commands(build)
+    schemata, mutants = {}, []
+    for f in files:
+        text, ms_mutants = ms.generate(str(ROOT / f), cc, str(ROOT), len(mutants))
+        schemata[f] = text
+        mutants += ms_mutants
+    return schemata, mutants
+
+
+def mutant_record(m):
+    return {"id": m.id, "file": m.file, "line": m.line, "function": m.function, "operator": m.operator,
+            "original": m.original, "replacement": m.replacement, "key": m.key}
+
+
+def cmd_list(a):
+    _, mutants = generate(a.files, a.build)
+    by = {}
+    for m in mutants:
+        by.setdefault(m.file, {}).setdefault(m.operator, 0)
+        by[m.file][m.operator] += 1
+    for f in a.files:
+        ops = by.get(f, {})
+        print(f"{f}: {sum(ops.values())}  " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+    print(f"{len(mutants)} mutants in {len(a.files)} files; {sum(m.key in EQUIVALENT for m in mutants)} named equivalent")
+    if a.verbose:
+        for m in mutants:
+            print(f"{m.id}\t{m.file}:{m.line}\t{m.function}\t{m.operator}\t{m.original}  =>  {m.replacement}\t{m.key}")
+    return 0
+
+
+def copy_tree(dest):
+    """The working tree's files (tracked and new, not ignored) copied to dest."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT).stdout.split("\0")
+    if dest.exists():
+        shutil.rmtree(dest)
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    # the commit, so that the copy's provenance (and ccache's view of it) matches the tree's
+    shutil.copytree(ROOT / ".git", dest / ".git", symlinks=True) if (ROOT / ".git").is_dir() else None
+
+
+def refresh_tree(tree):
+    """The working tree's files other than the schemata copied to the schema tree where they
+    differ (tests written since it was built); whether any was. A change to a file of SCOPE
+    needs --fresh (its schema generated again)."""
+    listed = run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT).stdout.split("\0")
+    changed = False
+    for rel in filter(None, listed):
+        src, dest = ROOT / rel, tree / rel
+        if rel in SCOPE or not src.is_file():
+            continue
+        if not dest.exists() or dest.read_bytes() != src.read_bytes():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+            print(f"refreshed {rel}", flush=True)
+            changed = True
+    return changed
+
+
+def build_tree(tree, targets):
+    if run(["cmake", "--preset", "release"], cwd=tree, timeout=600).returncode != 0:
+        sys.exit("configuring the schema tree failed")
+    r = run(["flock", "/tmp/mhalearn-build.lock", "nice", "-n", "5", "cmake", "--build", "--preset", "release",
+             "-j", "2", "--target", *targets], cwd=tree, timeout=4 * 3600)
+    if r.returncode != 0:
+        sys.exit("building the schema tree failed:\n" + r.stdout[-4000:] + r.stderr[-2000:])
+
+
+FAILED_TEST = re.compile(r"^-{79}\n(.+?)\n-{79}", re.M)
+
+
+def catch_spec(name):
+    """A Catch2 test spec that selects exactly the test case `name` (its special characters escaped)."""
+    return re.sub(r"([\\,\[\]\"*~])", r"\\\1", name)
+
+
+def run_case(binary, name, mutant, timeout, cwd, trace=None):
+    """(seconds, None when the test case passes, else what failed) of one test case."""
+    env = dict(os.environ, MHALEARN_MUTANT=str(mutant))
+    env.pop("MHALEARN_MUTANT_TRACE", None)
+    if trace:
+        env["MHALEARN_MUTANT_TRACE"] = str(trace)
+    start = time.time()
+    try:
+        r = subprocess.run(["nice", "-n", "10", str(binary), catch_spec(name)], capture_output=True, text=True,
+                           timeout=timeout, env=env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return time.time() - start, f"{name}: timeout after {timeout:.0f} s"
+    seconds = time.time() - start
+    if r.returncode == 0 and "No test cases matched" not in r.stdout:
+        return seconds, None
+    m = FAILED_TEST.search(r.stdout)
+    return seconds, (m.group(1).strip() if m else f"{name}: exit {r.returncode}")
+
+
+def test_names(binary, cwd):
+    r = run([str(binary), "--list-test-names-only"], cwd=cwd)
+    return [line for line in r.stdout.splitlines() if line.strip()]
+
+
+def coverage(tree, work, program):
+    """{test case: {"seconds", "reached": [mutant ids]}} of one test program without a mutant
+    (cached in work/coverage-<program>.json); stops when a test fails without a mutant."""
+    path = work / f"coverage-{program}.json"
+    binary = tree / "build" / "release" / program
+    stamp = str(binary.stat().st_mtime_ns)
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    cov = saved.get("cases", {}) if saved.get("binary") == stamp else {}
+    trace = work / "trace.txt"
+    for name in test_names(binary, tree):
+        if name in cov:
+            continue
+        trace.unlink(missing_ok=True)
+        seconds, failed = run_case(binary, name, -1, 7200, tree, trace)
+        if failed:
+            sys.exit(f"{program}: a test fails without a mutant ({failed}): fix the tests first")
+        reached = sorted({int(x) for x in trace.read_text().split()}) if trace.exists() else []
+        cov[name] = {"seconds": round(seconds, 3), "reached": reached}
+        print(f"coverage {program}: {seconds:7.1f} s  {len(reached):5d} sites  {name}", flush=True)
+        path.write_text(json.dumps({"binary": stamp, "cases": cov}, indent=0))
+    return cov
+
+
+def covering(cov, mutant, skip=()):
+    """The test cases of a coverage map that reach `mutant`, fastest first."""
+    return sorted((c["seconds"], name) for name, c in cov.items() if mutant in c["reached"] and name not in skip)
+
+
+def first_kill(tree, program, cases, mutant):
+    for seconds, name in cases:
+        timeout = max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds)
+        _, failed = run_case(tree / "build" / "release" / program, name, mutant, timeout, tree)
+        if failed:
+            return f"{program}: {failed}"
+    return None
+
+
+def golden_kills(tree, mutant):
+    """Whether the golden outputs (CTest "golden: outputs match the committed bytes") change under the mutant."""
+    env = dict(os.environ, MHALEARN_MUTANT=str(mutant))
+    try:
+        r = subprocess.run(["nice", "-n", "10", sys.executable, str(tree / "tests/golden/golden.py"), "--tool",
+                            str(tree / "build/release/mhalearn")], capture_output=True, text=True, timeout=1800,
+                           env=env, cwd=tree)
+    except subprocess.TimeoutExpired:
+        return True
+    return r.returncode != 0
+
+
+def judge(tree, work, m, full, golden):
+    """The status of one mutant: killed by the targeted tests, by the full suites, by the golden
+    bytes only, not reached by any test run, or survived."""
+    cov_t = coverage(tree, work, TARGETED_PROGRAM)
+    targeted = covering(cov_t, m["id"])
+    by = first_kill(tree, TARGETED_PROGRAM, targeted, m["id"])
+    if by:
+        return {"status": "killed (targeted)", "by": by}
+    reached = bool(targeted)
+    if full:
+        for prog in FULL_PROGRAMS:
+            cases = covering(coverage(tree, work, prog), m["id"], skip=cov_t)
+            reached |= bool(cases)
+            by = first_kill(tree, prog, cases, m["id"])
+            if by:
+                return {"status": "killed (full suite)", "by": by}
+    result = {"status": "survived" if reached else "not reached", "by": None, "full": full}
+    if golden and golden_kills(tree, m["id"]):
+        result["status"] = "killed by golden only"
+    return result
+
+
+def cmd_run(a):
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    tree = work / "tree"
+    results_path = work / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() and not a.fresh else {}
+    targets = [TARGETED_PROGRAM, *FULL_PROGRAMS, "mhalearn"] if a.full or a.golden else [TARGETED_PROGRAM]
+    if a.fresh or not (tree / "build" / "release" / TARGETED_PROGRAM).exists():
+        schemata, mutants = generate(SCOPE, a.build)
+        copy_tree(tree)
+        for f, text in schemata.items():
+            (tree / f).write_text(text)
+        (work / "mutants.json").write_text(json.dumps([mutant_record(m) for m in mutants], indent=1))
+        (work / "sources.json").write_text(json.dumps({f: (ROOT / f).read_text() for f in SCOPE}))
+        for stale in work.glob("coverage-*.json"):
+            stale.unlink()
+        results = {}
+        t0 = time.time()
+        build_tree(tree, targets)
+        (work / "build_seconds").write_text(f"{time.time() - t0:.0f}\n")
+    elif refresh_tree(tree) or not all((tree / "build" / "release" / t).exists() for t in targets):
+        build_tree(tree, targets)  # tests added since: the changed binaries' coverage is taken again
+    sources = json.loads((work / "sources.json").read_text())
+    moved = [f for f in SCOPE if sources.get(f) != (ROOT / f).read_text()]
+    if moved:
+        sys.exit(f"{', '.join(moved)} changed since the schemata were made: run with --fresh")
+    mutants = json.loads((work / "mutants.json").read_text())
+    start, cpu0 = time.time(), os.times()
+    for m in mutants:
+        sid = str(m["id"])
+        if m["file"] not in a.files:
+            continue
+        if m["key"] in EQUIVALENT:
+            results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
+            continue
+        old = results.get(sid)
+        if old and old["status"].startswith("killed (") and not a.again:
+            continue
+        if old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
+            continue
+        results[sid] = judge(tree, work, m, a.full, a.golden)
+        print(f"{sid}\t{results[sid]['status']}\t{m['file']}:{m['line']}\t{m['operator']}\t{m['original'][:60]}",
+              flush=True)
+        results_path.write_text(json.dumps(results, indent=1))
+    cpu = os.times()
+    (work / "run_seconds").write_text(
+        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s\n")
+    results_path.write_text(json.dumps(results, indent=1))
+    return cmd_report(a)
+
+
+STATUSES = ["equivalent", "killed (targeted)", "killed (full suite)", "killed by golden only", "survived",
+            "not reached", "not run"]
+
+
+def cmd_report(a):
+    work = Path(a.work)
+    mutants = json.loads((work / "mutants.json").read_text())
+    results = json.loads((work / "results.json").read_text())
+    rows, totals, ops = {}, dict.fromkeys(["mutants"] + STATUSES, 0), {}
+    survivors = []
+    for m in mutants:
+        r = results.get(str(m["id"]), {"status": "not run"})
+        row = rows.setdefault(m["file"], dict.fromkeys(totals, 0))
+        op = ops.setdefault(m["operator"], dict.fromkeys(totals, 0))
+        for t in (row, totals, op):
+            t["mutants"] += 1
+            t[r["status"]] += 1
+        if r["status"] in ("survived", "not reached", "killed by golden only"):
+            survivors.append((m, r))
+    def table(title, rows):
+        print(f"| {title} | mutants | equivalent | killed by the verdict tests | killed by the full suites | "
+              "killed by golden bytes only | survived (reached) | not reached by any test | not run |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for f, r in rows.items():
+            print(f"| {f} | " + " | ".join(str(r[k]) for k in ["mutants"] + STATUSES[:]) + " |")
+        print("| **all** | " + " | ".join(str(totals[k]) for k in ["mutants"] + STATUSES) + " |")
+    table("file", rows)
+    print()
+    table("operator", dict(sorted(ops.items())))
+    decided = totals["mutants"] - totals["equivalent"] - totals["not run"]
+    killed = totals["killed (targeted)"] + totals["killed (full suite)"]
+    print(f"\nScore: {killed} of {decided} non-equivalent mutants run killed by a semantic test"
+          f" ({100.0 * killed / decided if decided else 0:.1f} %); {totals['killed by golden only']} more change"
+          f" only the golden bytes (not counted); {totals['not run']} not run.")
+    if survivors:
+        print("\nSurvivors:\n")
+        print("| id | file:line | function | operator | original → mutant | status |")
+        print("|---|---|---|---|---|---|")
+        for m, r in survivors:
+            print(f"| {m['id']} | {m['file']}:{m['line']} | {m['function']} | {m['operator']} | "
+                  f"`{m['original'][:70]}` → `{m['replacement'][:70]}` | {r['status']} |")
+    return 0
+
+
+SELF_TEST_SOURCE = """#include <cstdio>
+#include <cstdlib>
+double bound(double eps, double gap) {
+  if (!(gap > eps)) return 1e300;
+  return eps / (gap - eps) * 2.0;
+}
+int main(int argc, char** argv) {
+  int count = 0;
+  for (int i = 0; i < 4; ++i) count += i;
+  const bool flag = true;
+  std::printf("%.17g %d %d\\n", bound(std::atof(argv[1]), std::atof(argv[2])), count, flag && argc > 1 ? 1 : 0);
+}
+"""
+
+
+def cmd_self_test(a):
+    """The generator on a small program: every operator makes its mutants, the schema
+    compiles, no mutant (-1) is the original program and each mutant id changes it as
+    its operator says."""
+    import tempfile
+    ms = schema_module()
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="mhalearn-mutation-self-test-") as d:
+        src = Path(d) / "program.cpp"
+        src.write_text(SELF_TEST_SOURCE)
+        cc = [{"directory": d, "file": str(src), "command": f"g++ -std=c++20 -O1 -c {src} -o {d}/program.o"}]
+        text, mutants = ms.generate(str(src), cc, d, 0)
+        ops = {m.operator for m in mutants}
+        want = {"relational-flip", "relational-negate", "negation-dropped", "logical-swap", "constant-x10",
+                "constant-x0.1", "term-dropped", "branch-swapped", "bool-flipped", "loop-bound"}
+        for op in sorted(want):
+            good = op in ops
+            ok &= good
+            print("ok  " if good else "FAIL", f"operator {op}: {sum(m.operator == op for m in mutants)} mutants")
+        nan_rewrite = any(m.operator == "relational-negate" and m.original == "!(gap > eps)" and
+                          m.replacement == "(gap) <= (eps)" for m in mutants)
+        ok &= nan_rewrite
+        print("ok  " if nan_rewrite else "FAIL", "`!(gap > eps)` → `gap <= eps` (the NaN-sensitive rewrite)")
+        schema = Path(d) / "schema.cpp"
+        schema.write_text(text)
+        r = run(["g++", "-std=c++20", "-O1", str(schema), "-o", str(Path(d) / "schema")])
+        good = r.returncode == 0
+        ok &= good
+        print("ok  " if good else "FAIL", "the schema compiles", r.stderr[-800:] if not good else "")
+        if not good:
+            return 1
+        def out(mid, *args):
+            env = dict(os.environ, MHALEARN_MUTANT=str(mid))
+            return run([str(Path(d) / "schema"), *args], env=env).stdout.strip()
+        original = out(-1, "1", "3")
+        good = original == "1 6 1"
+        ok &= good
+        print("ok  " if good else "FAIL", f"no mutant: the original program ({original!r})")
+        changed = sum(out(m.id, "1", "3") != original for m in mutants)
+        print(f"     {changed} of {len(mutants)} mutants change the output on this one input")
+        dropped = [m for m in mutants if m.operator == "term-dropped" and m.original == "gap - eps"]
+        good = bool(dropped) and out(dropped[0].id, "1", "3") == "0.66666666666666663 6 1"
+        ok &= good
+        print("ok  " if good else "FAIL", "`gap - eps` → `gap` selected at run time: ε/gap·2")
+        trace = Path(d) / "trace.txt"
+        env = dict(os.environ, MHALEARN_MUTANT="-1", MHALEARN_MUTANT_TRACE=str(trace))
+        run([str(Path(d) / "schema"), "3", "1"], env=env)  # gap < ε: the division is never reached
+        reached = {int(x) for x in trace.read_text().split()} if trace.exists() else set()
+        guard = [m.id for m in mutants if m.original == "!(gap > eps)"]
+        good = bool(guard) and set(guard) <= reached and dropped[0].id not in reached
+        ok &= good
+        print("ok  " if good else "FAIL", f"the coverage trace: the guard's sites reached, the division's not"
+              f" ({len(reached)} of {len(mutants)} sites reached)")
+        loop = [m for m in mutants if m.operator == "loop-bound"]
+        good = len(loop) == 2 and sorted(out(m.id, "1", "3").split()[1] for m in loop) == ["10", "3"]
+        ok &= good
+        print("ok  " if good else "FAIL", "the loop bound ± 1: sums 0..4 and 0..2")
+    return 0 if ok else 1
+
+
+# ---- named faults (the list the project started with)
+
+def build_named(build_dir):
+    r = run(["flock", "/tmp/mhalearn-build.lock", "nice", "-n", "5", "cmake", "--build", build_dir, "-j", "2",
+             "--target", "unit_tests", "property_tests"], cwd=ROOT)
     if r.returncode != 0:
         sys.exit("build failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
 
@@ -125,9 +554,9 @@ def build(build_dir):
 def caught(build_dir, unit_spec, prop_spec, hardening):
     spec = unit_spec if hardening else ",".join(f"{t}~[hardening]" for t in unit_spec.split(","))
     try:
-        if run([f"{build_dir}/unit_tests", spec], timeout=900).returncode != 0:
+        if run([f"{build_dir}/unit_tests", spec], timeout=900, cwd=ROOT).returncode != 0:
             return True
-        if prop_spec and run([f"{build_dir}/property_tests", prop_spec], timeout=900).returncode != 0:
+        if prop_spec and run([f"{build_dir}/property_tests", prop_spec], timeout=900, cwd=ROOT).returncode != 0:
             return True
     except subprocess.TimeoutExpired:
         return True
@@ -140,19 +569,7 @@ def stale_snippets():
             for mid, path, old, *_ in MUTATIONS if (ROOT / path).read_text().count(old) != 1]
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", default="build/release")
-    p.add_argument("--only", default="")
-    p.add_argument("--check-snippets", action="store_true",
-                   help="only check that every mutation's snippet occurs once (no build; CTest runs this)")
-    a = p.parse_args()
-    if a.check_snippets:
-        stale = stale_snippets()
-        for line in stale:
-            print("STALE", line)
-        print(f"mutation snippets: {len(MUTATIONS)} mutations, {len(stale)} stale")
-        return 1 if stale else 0
+def cmd_named(a):
     only = set(a.only.split(",")) if a.only else None
     print("| id | fault | file:line | caught before | caught after |")
     print("|---|---|---|---|---|")
@@ -167,14 +584,53 @@ def main():
         start = time.time()
         try:
             f.write_text(text.replace(old, new))
-            build(a.build)
+            build_named(a.build)
             before = caught(a.build, unit_spec, prop_spec, hardening=False)
             after = caught(a.build, unit_spec, prop_spec, hardening=True)
         finally:
             f.write_bytes(original)
         print(f"| {mid} | {what} | {path}:{line} | {'yes' if before else 'no'} | {'yes' if after else 'no'} |"
               f"  <!-- {time.time() - start:.0f} s -->", flush=True)
-    build(a.build)
+    build_named(a.build)
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--list", action="store_true")
+    mode.add_argument("--run", action="store_true")
+    mode.add_argument("--report", action="store_true")
+    mode.add_argument("--self-test", action="store_true")
+    mode.add_argument("--named", action="store_true")
+    mode.add_argument("--check-snippets", action="store_true",
+                      help="only check that every named mutation's snippet occurs once (no build; CTest runs this)")
+    p.add_argument("--build", default="build/release", help="the configured tree whose compile commands are used")
+    p.add_argument("--work", default="/tmp/mhalearn-mutants", help="the schema tree and the results (never in the repository)")
+    p.add_argument("--files", default=",".join(SCOPE), help="comma-separated files of SCOPE to mutate")
+    p.add_argument("--full", action="store_true", help="survivors of the verdict tests through the full suites")
+    p.add_argument("--golden", action="store_true", help="survivors through the golden outputs (not counted as killed)")
+    p.add_argument("--again", action="store_true", help="judge every selected mutant again (after new tests)")
+    p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--only", default="")
+    a = p.parse_args()
+    a.files = [f for f in a.files.split(",") if f]
+    if a.check_snippets:
+        stale = stale_snippets()
+        for line in stale:
+            print("STALE", line)
+        print(f"mutation snippets: {len(MUTATIONS)} mutations, {len(stale)} stale")
+        return 1 if stale else 0
+    if a.named:
+        return cmd_named(a)
+    if a.run:
+        return cmd_run(a)
+    if a.report:
+        return cmd_report(a)
+    if a.self_test:
+        return cmd_self_test(a)
+    return cmd_list(a)
 
 
 if __name__ == "__main__":

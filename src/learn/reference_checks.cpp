@@ -1,5 +1,7 @@
 #include "learn/reference_checks.hpp"
 
+#include "learn/reference_samples.hpp"
+
 #include "stages/stage5/check.hpp"
 #include "stages/stage5/widths.hpp"
 #include "util/format.hpp"
@@ -10,17 +12,9 @@ namespace mha {
 
 namespace {
 
-// How much of each stage's input the reference re-computes: effort, not a
-// tolerance (the MPFR paths cost 10²–10³ times the fast ones). The same sizes
-// as `mhalearn verify`'s defaults (verify/verify.hpp) where a stage has one.
-constexpr int64_t kStage1Samples = 2000;
-constexpr int64_t kCertificationSamples = 200;  // × k rows
-constexpr int64_t kSelectionSamples = 1000;     // every row re-decided
-constexpr int64_t kForwardSamples = 64;
-constexpr int64_t kLeastSquaresSamples = 256;
-constexpr int64_t kNetSamples = 32;             // training, and as many for validation
-constexpr int64_t kNetTuples = 28;              // the coarse exhaustive level
-constexpr int64_t kPolishSamples = 0;             // polish_check_samples: the MPFR Jacobian is costly
+// How much of each stage's input the reference re-computes: the sizes `mhalearn
+// verify` uses too (learn/reference_samples.hpp).
+constexpr ReferenceSamples kSamples = kReferenceSamples;
 // Diagnostic thresholds (stated, not derived: they choose when a statistical
 // outcome is worth a warning, never a verdict): the proxy counts as far from the
 // minimum-norm point of K beyond this relative distance.
@@ -31,7 +25,7 @@ bool checks_on(const Pipeline& p) { return p.o.reference; }
 // Stages 3 (the QP) and 5 (the MPFR SVD) grow as (d²)³: beyond the option, a row
 // that says so and compares nothing.
 bool large_reference_allowed(Pipeline& p, const char* stage, const std::string& quantity) {
-  if (int64_t{p.d} * p.d <= p.o.reference_max_unknowns) return true;
+  if (large_references_fit(p.d, p.o.reference_max_unknowns)) return true;
   Comparison c;
   c.stage = stage;
   c.quantity = quantity;
@@ -83,9 +77,11 @@ void check_span_of(Pipeline& p, const SculptResult& body, bool body_nonempty) {
 
 }  // namespace
 
+bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} * d <= max_unknowns; }
+
 void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples) {
   if (!checks_on(p)) return;
-  p.check(-1, check_stage1(p.source, nullptr, first, std::min(samples, kStage1Samples), p.o.fast.stage1));
+  p.check(-1, check_stage1(p.source, nullptr, first, std::min(samples, kSamples.stage1), p.o.fast.stage1));
 }
 
 void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptOptions& options,
@@ -96,24 +92,24 @@ void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptO
   co.tau = result.sculpt.report.tau_effective;
   BodyOptions bo;
   bo.radius = options.sculpt.radius;
-  const auto rows = certification_rows(p.source, w_sum, first, std::min(result.sculpt.report.samples, kCertificationSamples));
+  const auto rows = certification_rows(p.source, w_sum, first, std::min(result.sculpt.report.samples, kSamples.certification));
   p.check(round, check_certification(round == 0 ? "2" : "4", rows, co, p.m, p.truth, bo, p.o.fast.certify, p.o.fast.slabs));
 }
 
 void check_margin_run(Pipeline& p, int round, const std::vector<MatD>& proxies, const MarginResult& result,
                       uint64_t first) {
   if (!checks_on(p)) return;
-  p.check(round, check_margin(p.source, proxies, result, first, kSelectionSamples));
+  p.check(round, check_margin(p.source, proxies, result, first, kSamples.selection));
 }
 
 bool selected_body_checked(const Pipeline& p) {
-  return checks_on(p) && !p.o.oracle.stage6 && int64_t{p.d} * p.d <= p.o.reference_max_unknowns;
+  return checks_on(p) && !p.o.oracle.stage6 && large_references_fit(p.d, p.o.reference_max_unknowns);
 }
 
 void check_selected_round(Pipeline& p, const LearnRound& best) {
   if (!checks_on(p)) return;
   const Layer& layer = best.net.layer;
-  p.check(p.rep.best_round, check_forward(layer, p.source.draw(0, kForwardSamples, 1).x, p.o.fast.forward));
+  p.check(p.rep.best_round, check_forward(layer, p.source.draw(0, kSamples.forward, 1).x, p.o.fast.forward));
   // The body the selected layer came from: none under the hull oracle, an unused one under the stage-6 oracle.
   if (best.sculpt && !p.o.oracle.stage6) {
     const bool nonempty = check_proxy(p, *best.sculpt);
@@ -122,16 +118,16 @@ void check_selected_round(Pipeline& p, const LearnRound& best) {
   std::vector<MatD> thetas;
   for (const auto& h : layer.heads) thetas.push_back(h.theta);
   NetOptions net;
-  net.train_samples = net.validation_samples = kNetSamples;
-  net.max_tuples = kNetTuples;
+  net.train_samples = net.validation_samples = kSamples.net;
+  net.max_tuples = kSamples.net_tuples;
   net.radius = p.o.sculpt.sculpt.radius;
-  p.check(p.rep.best_round, check_stage6(p.source, thetas, 0, kLeastSquaresSamples, best.span.hull_point,
+  p.check(p.rep.best_round, check_stage6(p.source, thetas, 0, kSamples.least_squares, best.span.hull_point,
                                          best.span.hull_directions, net, p.o.fast.w_least_squares, p.o.fast.net));
 }
 
 void check_polish_start(Pipeline& p, const Layer& start) {
   if (!checks_on(p)) return;
-  p.check(-1, check_polish(start, p.source, 0, kPolishSamples, p.o.fast.polish_iteration));
+  p.check(-1, check_polish(start, p.source, 0, kSamples.polish, p.o.fast.polish_iteration));
 }
 
 }  // namespace mha

@@ -29,6 +29,11 @@
 
 namespace mha {
 
+// The gate of the large references (stage 3's certified QP, stage 5's MPFR SVD, whose
+// costs grow as (d²)³): the unknowns of K are d², at most `max_unknowns`
+// (--reference-max-unknowns).
+bool large_references_fit(int d, int64_t max_unknowns);
+
 void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples);
 void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptOptions& options,
                       const ResculptResult& result);

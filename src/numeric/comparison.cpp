@@ -16,10 +16,12 @@ std::string precision_name(unsigned bits) {
 
 namespace {
 bool items_disagree(const ComparisonItems& c) { return c.compared > 0 && !c.agree; }
+// Every compared item undecided: nothing was decided, so nothing agrees.
+bool items_undecided(const ComparisonItems& c) { return c.compared > 0 && c.undecided >= c.compared; }
 }  // namespace
 
 const char* verdict(const ComparisonPart& p) {
-  return p.compared == 0 ? "not compared" : items_disagree(p) ? "DISAGREE" : "agree";
+  return p.compared == 0 ? "not compared" : items_disagree(p) ? "DISAGREE" : items_undecided(p) ? "undecided" : "agree";
 }
 
 bool disagrees(const Comparison& c) {
@@ -39,7 +41,10 @@ std::string disagreement(const Comparison& c) {
 const char* verdict(const Comparison& c) {
   int compared = c.compared;
   for (const ComparisonPart& p : c.parts) compared += p.compared;
-  return compared == 0 ? "not compared" : disagrees(c) ? "DISAGREE" : "agree";
+  // c.undecided already counts the parts' undecided items (add_part).
+  if (compared == 0) return "not compared";
+  if (disagrees(c)) return "DISAGREE";
+  return c.undecided >= compared ? "undecided" : "agree";
 }
 
 void ComparisonItems::record_decision(bool same) {
@@ -53,14 +58,22 @@ void ComparisonItems::record_undecided() {
 }
 
 void ComparisonItems::record(double difference, double item_bound) {
-  const double ratio = difference / item_bound;
-  if (compared == 0 || ratio > slack || !(ratio == ratio)) {
+  ++compared;
+  // A finite difference against no finite bound (NaN or ±∞: not separated at this
+  // accuracy): undecided. A difference that is not finite (a path gave NaN or ±∞)
+  // is decided below: it is never within a bound.
+  if (std::isfinite(difference) && !std::isfinite(item_bound)) {
+    ++undecided;
+    return;
+  }
+  const double ratio = std::isfinite(difference) ? difference / item_bound : std::abs(difference);
+  const bool first = max_difference == 0 && bound == 0 && slack == 0;  // no item kept yet
+  if (first || ratio > slack || !(ratio == ratio)) {
     slack = ratio;
     max_difference = difference;
     bound = item_bound;
   }
-  ++compared;
-  if (!(difference <= item_bound)) agree = false;
+  if (!(difference <= item_bound) || !std::isfinite(difference)) agree = false;
 }
 
 void add_part(Comparison& row, ComparisonPart part) {
@@ -76,6 +89,9 @@ ComparisonPart as_part(const Comparison& row, const std::string& name) {
 }
 
 BandSide side_of(double value, double threshold, double band) {
+  // NaN or ±∞ anywhere decides nothing (an infinite reference value is a failed
+  // computation, not a side).
+  if (!std::isfinite(value) || !std::isfinite(threshold) || !(band >= 0)) return BandSide::undecided;
   if (!(std::abs(value - threshold) > band)) return BandSide::undecided;
   return value > threshold ? BandSide::above : BandSide::below;
 }

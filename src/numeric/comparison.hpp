@@ -36,7 +36,9 @@ struct ComparisonItems {
   std::string detail;           // counts and notes, one line
 
   // One item: keeps it when its difference/bound ratio is the largest so far, and
-  // clears `agree` when difference > bound (or either is NaN).
+  // clears `agree` when difference > bound. NaN and ±∞ never agree: a difference that
+  // is not finite disagrees whatever the bound; a finite difference against a bound
+  // that is not finite (NaN, ±∞: no bound at this accuracy) is undecided.
   void record(double difference, double item_bound);
   // One decision compared as a whole (a verdict, a dimension): disagrees when `same` is false.
   void record_decision(bool same);
@@ -63,11 +65,13 @@ void add_part(Comparison& row, ComparisonPart part);
 ComparisonPart as_part(const Comparison& row, const std::string& name);
 
 // A value against a threshold with a derived band: within the band (|value −
-// threshold| ≤ band, the edge included) the side is undecided.
+// threshold| ≤ band, the edge included) the side is undecided; so is any NaN or ±∞
+// value or threshold, and a band that is NaN or negative.
 enum class BandSide { below, above, undecided };
 BandSide side_of(double value, double threshold, double band);
 
-// "agree", "DISAGREE", or "not compared" (compared == 0: the stage could not run; `detail` says why).
+// "agree", "DISAGREE", "undecided" (every compared item undecided: nothing was decided),
+// or "not compared" (compared == 0: the stage could not run; `detail` says why).
 const char* verdict(const ComparisonPart& part);
 const char* verdict(const Comparison& row);  // the row and its parts
 // What disagrees in a row, in one line: the row's quantity and detail when its own

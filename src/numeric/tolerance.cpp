@@ -8,11 +8,20 @@ namespace mha::tolerance {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Whether every argument is a finite number. A bound of arguments that are not
+// (NaN, ±∞) is not a bound: +∞, which the comparisons read as "no bound at this
+// accuracy" (undecided), so that a NaN or an infinity never yields a finite bound.
+template <class... Doubles>
+bool finite(Doubles... x) {
+  return (std::isfinite(x) && ...);
+}
 }
 
 double mpfr_unit_roundoff(unsigned bits) { return std::ldexp(1.0, -static_cast<int>(bits)); }
 
 double gamma(long long n, double u) {
+  if (!finite(u)) return kInf;
   const double nu = static_cast<double>(n) * u;
   return nu < 1.0 ? nu / (1.0 - nu) : kInf;
 }
@@ -26,6 +35,7 @@ constexpr long long kHouseholderConstant = 16;
 }  // namespace
 
 double qr_least_squares_relative_bound(double kappa, long long rows, long long cols, double residual_ratio) {
+  if (!finite(kappa, residual_ratio)) return kInf;
   const double eps = std::sqrt(static_cast<double>(cols)) * gamma(kHouseholderConstant * rows * cols);
   const double ke = kappa * eps;
   if (!(ke < 1.0)) return kInf;
@@ -34,12 +44,14 @@ double qr_least_squares_relative_bound(double kappa, long long rows, long long c
 }
 
 double normal_equations_relative_bound(double kappa, long long rows, long long cols, unsigned bits) {
+  if (!finite(kappa)) return kInf;
   const double u = mpfr_unit_roundoff(bits);
   return 4.0 * kappa * kappa * (gamma(rows, u) + gamma(3 * cols, u)) * bound_evaluation_factor(6);
 }
 
 double certification_solution_bound(double b_frobenius, double sigma_min_b, double y_norm, double v_norm, int k,
                                     int d) {
+  if (!finite(b_frobenius, sigma_min_b, y_norm, v_norm)) return kInf;
   const double b2 = b_frobenius * b_frobenius;
   const double e = (gamma(d) + gamma(3LL * k + 1)) * b2;
   const double s = sigma_min_b * sigma_min_b;
@@ -49,6 +61,7 @@ double certification_solution_bound(double b_frobenius, double sigma_min_b, doub
 
 double certification_residual_bound(double b_frobenius, double y_norm, double v_norm, double residual, double v_error,
                                     int k, int d) {
+  if (!finite(b_frobenius, y_norm, v_norm, residual, v_error)) return kInf;
   // |ρ(v̂) − ρ(v*)| ≤ ‖B‖₂‖v̂ − v*‖ ≤ ‖B‖_F ‖Δv‖ (triangle inequality).
   const double moved = b_frobenius * v_error;
   // fl(y − v̂ᵀB): each entry a k-term dot product and a subtraction, γ_{k+1}.
@@ -63,12 +76,14 @@ double reference_relative_error(unsigned bits, long long depth) { return gamma(d
 // ---- verify: stage 3's selection, the body of stages 2 and 4
 
 double logit_margin_bound(double abs_logit_max, double margin, int d) {
+  if (!finite(abs_logit_max, margin)) return kInf;
   const double u = kDoubleUnitRoundoff;
   const double logits = 2.0 * gamma(2LL * d) * abs_logit_max;
   return (logits + u * (std::abs(margin) + logits)) * bound_evaluation_factor(2LL * d + 6);
 }
 
 double slab_centre_difference_bound(double v_j, double v_a, double centre, double v_error) {
+  if (!finite(v_j, v_a, centre, v_error)) return kInf;
   const double u = kDoubleUnitRoundoff;
   if (!(v_error < v_j && v_error < v_a)) return kInf;
   const double moved = v_error / (v_j - v_error) + v_error / (v_a - v_error);
@@ -77,6 +92,7 @@ double slab_centre_difference_bound(double v_j, double v_a, double centre, doubl
 
 double slab_width_difference_bound(double v_j, double v_a, double delta, double eta, double v_error,
                                    double delta_error) {
+  if (!finite(v_j, v_a, delta, eta, v_error, delta_error)) return kInf;
   const double u = kDoubleUnitRoundoff;
   const double d_hi = delta + delta_error;
   double total = 2.0 * u * eta;
@@ -90,33 +106,41 @@ double slab_width_difference_bound(double v_j, double v_a, double delta, double 
   return total * bound_evaluation_factor(24);
 }
 
-double slab_normal_difference_bound(double a_l1, long long n) { return gamma(3) * a_l1 * bound_evaluation_factor(n + 1); }
+double slab_normal_difference_bound(double a_l1, long long n) {
+  if (!finite(a_l1)) return kInf;
+  return gamma(3) * a_l1 * bound_evaluation_factor(n + 1);
+}
 
 double slab_membership_band(double abs_dot, double abs_centre, double eta, long long n, double centre_error,
                             double width_error, double normal_error_l1, double theta_max) {
+  if (!finite(abs_dot, abs_centre, eta, centre_error, width_error, normal_error_l1, theta_max)) return kInf;
   const double u = kDoubleUnitRoundoff;
   const double evaluation = gamma(n + 2) * (abs_dot + abs_centre) + u * (abs_dot + abs_centre + eta);
   return (evaluation + centre_error + width_error + normal_error_l1 * theta_max) * bound_evaluation_factor(n + 8);
 }
 
 double ball_membership_band(double theta_norm, double radius, long long n) {
+  if (!finite(theta_norm, radius)) return kInf;
   const double u = kDoubleUnitRoundoff;
   return (gamma(n + 1) * theta_norm + u * (theta_norm + radius)) * bound_evaluation_factor(n + 4);
 }
 
 double lp_value_difference_bound(double gap_fast, double gap_reference, double shift_fast, double shift_reference) {
+  if (!finite(gap_fast, gap_reference, shift_fast, shift_reference)) return kInf;
   return (gap_fast + gap_reference + std::max(shift_fast, shift_reference)) * bound_evaluation_factor(4);
 }
 
 // ---- verify: stage 6's net
 
 double least_squares_perturbation_bound(double kappa, double eps, double x_fro, double r_fro, double d_norm2) {
+  if (!finite(kappa, eps, x_fro, r_fro, d_norm2)) return kInf;
   const double ke = kappa * eps;
   if (!(ke < 1.0)) return kInf;
   return ke / (1.0 - ke) * (2.0 * x_fro + (kappa + 1.0) * r_fro / d_norm2) * bound_evaluation_factor(10);
 }
 
 double min_norm_solution_bound(double kappa, long long rotations, long long active, double theta_norm) {
+  if (!finite(kappa, theta_norm)) return kInf;
   const double eps = gamma(16 * rotations + 2 * active);
   const double ke = kappa * eps;
   if (!(ke < 1.0)) return kInf;
@@ -128,6 +152,7 @@ double svd_backward_error(long long rows, long long cols) {
 }
 
 double streamed_svd_backward_error(long long rows, long long cols, long long free, double residual) {
+  if (!finite(residual)) return kInf;
   const double rho = std::max(kInverseIterationResidual, residual);
   const double inverse_iteration = std::sqrt(static_cast<double>(free)) * rho;
   return (gamma(cols + 5) + gamma(64 * (cols + 1) * rows) + 2 * gamma(16 * cols * cols) + 2 * gamma(1920 * cols) +
@@ -136,6 +161,7 @@ double streamed_svd_backward_error(long long rows, long long cols, long long fre
 }
 
 double singular_subspace_sin_bound(double eps, double gap, long long p, long long cols) {
+  if (!finite(eps, gap)) return kInf;
   if (!(gap > eps)) return kInf;
   const double orthogonality = std::sqrt(static_cast<double>(p)) * gamma(16 * cols * cols);
   return (eps / (gap - eps) + orthogonality) * bound_evaluation_factor(8);
@@ -143,6 +169,7 @@ double singular_subspace_sin_bound(double eps, double gap, long long p, long lon
 
 double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, double sin_kept, double x0_norm,
                         double residual_norm, double c_norm, long long rows, long long cols, long long kept) {
+  if (!finite(eps, s_max, s_kept, s_drop, sin_kept, x0_norm, residual_norm, c_norm)) return kInf;
   if (!(sin_kept < 1.0) || !(s_kept > eps)) return kInf;
   const double cos_kept = std::sqrt((1.0 - sin_kept) * (1.0 + sin_kept));
   const double tan_kept = sin_kept / cos_kept;
@@ -158,6 +185,7 @@ double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, 
 }
 
 double design_entry_relative_error(double softmax_relative_error, int k) {
+  if (!finite(softmax_relative_error)) return kInf;
   // (1 + ε)(1 + γ) − 1 expanded, so that no cancellation spoils the bound.
   const double g = gamma(k);
   return (softmax_relative_error + g + softmax_relative_error * g) * bound_evaluation_factor(4);
@@ -165,6 +193,7 @@ double design_entry_relative_error(double softmax_relative_error, int k) {
 
 double objective_from_residual_bound(double residual_norm, double residual_error, double label_norm2,
                                      long long entries) {
+  if (!finite(residual_norm, residual_error, label_norm2)) return kInf;
   // The two distances expanded so that no cancellation spoils them:
   // upper − E* = ((2ρδ + δ²) + (ρ + δ)²·(2γ + u + γu)/(1 − γ)) / ‖Y‖²,
   // E* − lower = ((ρ² − ρ₋²) + ρ₋²·(2γ + u − γu)/(1 + γ)) / ‖Y‖², ρ₋ = max(0, ρ − δ),
@@ -179,25 +208,9 @@ double objective_from_residual_bound(double residual_norm, double residual_error
 
 // ---- Property tests
 
-double head_reorder_bound(int m, int k, int d, double abs_z_sum) {
-  const long long terms = static_cast<long long>(m) * k;
-  // (1 + γ_{d+k+3})(1 + γ_{d+m}) ≤ 1 + γ_{2d+k+m+3}; 4 more roundings in this expression.
-  return 2.0 * gamma(terms - 1) * abs_z_sum * (1.0 + gamma(2LL * d + k + m + 8));
-}
 
-double squared_loss_from_forward_bound(double b_dot_r, double b_sq, double loss, long long entries) {
-  // b_dot_r and b_sq are sums of `entries` nonnegative terms (γ_{entries+1} each), then 4 roundings here.
-  return (b_dot_r + 0.5 * b_sq + gamma(entries + 2) * loss) * (1.0 + gamma(entries + 6));
-}
 
-double mpfr_softmax_l1_rounding_units(int k) { return 2.0 * (k + 4) + 2.0 * k; }
 
-double least_squares_fit_bound(double kappa, long long rows, long long cols, double x_fro, double r_fro,
-                               double t_norm2) {
-  // The same Householder/Wedin bound in absolute form, column norms summed in Frobenius norm.
-  if (x_fro == 0) return r_fro == 0 ? 0.0 : kInf;
-  return x_fro * qr_least_squares_relative_bound(kappa, rows, cols, r_fro / (t_norm2 * x_fro));
-}
 
 double jacobi_singular_value_bound(long long rows, long long cols) {
   const double e = gamma(16 * rows * cols + 30 * 16 * cols * cols);
@@ -206,68 +219,40 @@ double jacobi_singular_value_bound(long long rows, long long cols) {
 
 // ---- Unit tests
 
-double reference_in_double_relative(unsigned bits, long long depth) {
-  const double u = kDoubleUnitRoundoff;
-  return (2.0 * u + (1.0 + u) * reference_relative_error(bits, depth)) * (1.0 + u) * bound_evaluation_factor(5);
-}
 
-double dot_product_reorder(long long n) { return 2.0 * gamma(n); }
 
-double reference_reorder(unsigned bits, long long depth) { return 2.0 * reference_relative_error(bits, depth); }
 
-double scaled_copy_relative_error(double eps, long long entries) {
-  const double u = kDoubleUnitRoundoff;
-  return (3.0 * u * (1.0 + eps) + eps * (2.0 * gamma(entries + 1) + u)) * bound_evaluation_factor(8);
-}
 
-double rescaled_norm_relative(long long entries) { return gamma(2 * entries + 4); }
 
-double monte_carlo_frequency_margin(double p, long long draws) {
-  return 5.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(draws));
-}
 
-double label_noise_power_band(long long samples, long long entries, double max_ratio) {
-  return 6.0 * std::sqrt(2.0 / static_cast<double>(entries) * max_ratio / static_cast<double>(samples));
-}
 
 double double_softmax_relative_error(double logit_error, double span, int k) {
+  if (!finite(logit_error, span)) return kInf;
   const double u = kDoubleUnitRoundoff;
   const double exponent_error = (2.0 * logit_error + u * (span + 2.0 * logit_error)) * bound_evaluation_factor(4);
   return ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + gamma(k + 5)) - 1.0) * bound_evaluation_factor(4);
 }
 
-double principal_angle_error(long long rows, long long entries) {
-  const double e = static_cast<double>(rows) * gamma(entries) + jacobi_singular_value_bound(rows, rows) +
-                   kDoubleUnitRoundoff;
-  return M_PI / std::sqrt(2.0) * std::sqrt(2.0 * e);
-}
 
-double learner_stages_target() { return 1e-2; }
-double learner_net_on_true_hull_target() { return 1e-5; }
-double learner_polished_target() { return 1e-10; }
-double learner_polished_test_error_target() { return 1e-20; }
-double learner_budget_limited_target() { return 1e-8; }
-double cli_learn_polished_target() { return 1e-6; }
-double cli_stages_only_target() { return 0.5; }
-double polish_recovery_target() { return 1e-12; }
-double polish_validation_target() { return 1e-24; }
-double polish_train_floor_target() { return 1e-28; }
-double final_fit_improvement_target() { return 2.0; }
 double polish_operator_relative(long long roundings, double logit_bound) {
+  if (!finite(logit_bound)) return kInf;
   return gamma(roundings) * (1 + 4 * logit_bound);
 }
 
 double attention_jacobian_relative(int k, int d, double logit_bound, double u) {
+  if (!finite(logit_bound, u)) return kInf;
   return gamma(2LL * d + 2LL * k + 8, u) * (1 + 4 * logit_bound);
 }
 
 double projection_distance(double design_error, double sigma_min) {
+  if (!finite(design_error, sigma_min)) return kInf;
   if (!(design_error < sigma_min)) return kInf;
   return design_error / (sigma_min - design_error) * bound_evaluation_factor(2);
 }
 
 double householder_projection_distance(long long rows, long long cols, double design_error, double design_frobenius,
                                        double sigma_min) {
+  if (!finite(design_error, design_frobenius, sigma_min)) return kInf;
   const double g = gamma(kHouseholderConstant * rows * cols);
   const double eps_q = std::sqrt(static_cast<double>(cols)) * g;
   const double moved = projection_distance(design_error + g * (design_frobenius + design_error), sigma_min);
@@ -283,11 +268,13 @@ double householder_projection_rounding(long long rows, long long cols, long long
 }
 
 double projected_residual_error(double residual_frobenius, double residual_error, double projection) {
+  if (!finite(residual_frobenius, residual_error, projection)) return kInf;
   return ((1 + projection) * residual_error + projection * residual_frobenius) * bound_evaluation_factor(4);
 }
 
 double normal_equations_projection_error(unsigned bits, long long rows, long long cols, double design_frobenius,
                                          double sigma_min, double solution_frobenius, double residual_frobenius) {
+  if (!finite(design_frobenius, sigma_min, solution_frobenius, residual_frobenius)) return kInf;
   if (!(sigma_min > 0)) return kInf;
   const double kappa = design_frobenius / sigma_min;
   const double solve = normal_equations_relative_bound(kappa, rows, cols, bits) * solution_frobenius;
@@ -298,34 +285,24 @@ double normal_equations_projection_error(unsigned bits, long long rows, long lon
 double polish_gradient_bound(double jacobian_term, double jacobian_relative_max, double jacobian_frobenius,
                              double majorant_frobenius, double residual_frobenius, double projected_residual_error,
                              double projection_rounding) {
+  if (!finite(jacobian_term, jacobian_relative_max, jacobian_frobenius, majorant_frobenius, residual_frobenius,
+              projected_residual_error, projection_rounding))
+    return kInf;
   const double e = projected_residual_error;
   return (jacobian_term + (jacobian_relative_max * majorant_frobenius + jacobian_frobenius) * e +
           projection_rounding * (1 + jacobian_relative_max) * majorant_frobenius * (residual_frobenius + e)) *
          bound_evaluation_factor(12);
 }
-double net_recovery_target() { return 1e-5; }
-double net_validation_target() { return 1e-9; }
-double single_head_w_target() { return 1e-12; }
-double sculpt_hull_error_target() { return 1e-2; }
 
-double hull_distance_rounding(long long rows, long long n, double m_frobenius, double smallest_constrained, double theta_norm,
-                              double x0_norm) {
-  const double backward = gamma(rows * n) * m_frobenius;
-  return (backward * theta_norm / smallest_constrained + gamma(2 * n) * (theta_norm + x0_norm)) * bound_evaluation_factor(8);
-}
-double span_angle_target() { return 1e-2; }
-double synthetic_span_angle_target() { return 1e-3; }
-double synthetic_span_residual_target() { return 1e-3; }
-double synthetic_thin_width_target() { return 0.1; }
-double adam_baseline_target() { return 0.1; }
-double random_polish_recovery_target() { return learner_polished_target(); }
 
 double chi_square_tail_quantile(long long n, double t) {
+  if (!finite(t)) return kInf;
   const double nd = static_cast<double>(n);
   return (nd + 2.0 * std::sqrt(nd * t) + 2.0 * t) * bound_evaluation_factor(8);
 }
 
 double label_noise_row_bound(double relative, double sample_label_norm, int k, int d, double failure_probability) {
+  if (!finite(relative, sample_label_norm, failure_probability)) return kInf;
   if (relative == 0) return 0.0;
   const double t = std::log(2.0 / failure_probability);
   const double entries = static_cast<double>(k) * d;
@@ -336,11 +313,13 @@ double label_noise_row_bound(double relative, double sample_label_norm, int k, i
 }
 
 double float32_label_rounding_row_bound(double row_norm, int d) {
+  if (!finite(row_norm)) return kInf;
   const double u32 = 0x1p-24;
   return (u32 * row_norm + std::sqrt(static_cast<double>(d)) * 0x1p-150) / (1.0 - u32) * bound_evaluation_factor(6);
 }
 
 double residual_rounding_level(double rounding_sq_sum, double label_sq_sum) {
+  if (!finite(rounding_sq_sum, label_sq_sum)) return kInf;
   if (!(label_sq_sum > 0)) return kInf;
   return std::sqrt(rounding_sq_sum / label_sq_sum) * bound_evaluation_factor(4);
 }
@@ -348,6 +327,7 @@ double residual_rounding_level(double rounding_sq_sum, double label_sq_sum) {
 double rounding_floor_factor() { return 8.0; }
 
 double noise_estimate_band(long long entries, long long parameters, double max_ratio) {
+  if (!finite(max_ratio)) return kInf;
   if (entries <= parameters) return kInf;
   return 6.0 * std::sqrt(2.0 * max_ratio / static_cast<double>(entries - parameters));
 }

@@ -17,7 +17,7 @@ inline std::string format(const char* fmt, ...) {
   va_end(args);
   std::string out;
   if (n >= 0 && static_cast<size_t>(n) < sizeof buf) {
-    out = buf;
+    out.assign(buf, static_cast<size_t>(n));  // n < 512: a length GCC can bound (no -Wstringop-overflow)
   } else if (n >= 0) {  // longer than the buffer (a long path): formatted again at its length
     out.resize(static_cast<size_t>(n) + 1);
     std::vsnprintf(out.data(), out.size(), fmt, again);

@@ -197,7 +197,7 @@ VerifyOutcome verify_outcome(const std::vector<Comparison>& rows) {
   bool incomplete = false;
   for (const auto& c : rows) {
     if (disagrees(c)) return VerifyOutcome::disagree;
-    incomplete |= std::string(verdict(c)) == "not compared";
+    incomplete |= std::string(verdict(c)) != "agree";  // not compared, or nothing decided
   }
   return incomplete ? VerifyOutcome::incomplete : VerifyOutcome::agree;
 }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "data/oracle.hpp"
+#include "learn/reference_samples.hpp"
 #include "numeric/comparison.hpp"
 #include "stages/fast_paths.hpp"
 
@@ -36,16 +37,17 @@
 
 namespace mha {
 
+// The sample sizes default to the learner's reference step's (learn/reference_samples.hpp).
 struct VerifyOptions {
   uint64_t seed = 1;                   // sample stream
-  int64_t forward_samples = 256;
-  int64_t stage1_samples = 2000;
-  int64_t certify_samples = 400;       // rows certified: samples × k (stages 2 and 4)
-  int64_t w_samples = 256;             // design rows: samples × k (stage 6)
-  int64_t selection_samples = 1000;    // stage 3: every row of this many examined samples re-decided
-  int64_t net_samples = 32;            // stage 6's net: training samples, and as many for validation
-  int64_t net_max_tuples = 28;         // stage 6's net: the coarse exhaustive level (28 tuples: 8 points for m = 2)
-  int64_t polish_samples = 0;          // polish's training samples; 0: polish_check_samples (the MPFR Jacobian is costly)
+  int64_t forward_samples = kReferenceSamples.forward;
+  int64_t stage1_samples = kReferenceSamples.stage1;
+  int64_t certify_samples = kReferenceSamples.certification;  // rows certified: samples × k (stages 2 and 4)
+  int64_t w_samples = kReferenceSamples.least_squares;        // design rows: samples × k (stage 6)
+  int64_t selection_samples = kReferenceSamples.selection;    // stage 3: every row of these samples re-decided
+  int64_t net_samples = kReferenceSamples.net;                // stage 6's net: training (and validation) samples
+  int64_t net_max_tuples = kReferenceSamples.net_tuples;      // stage 6's net: the coarse exhaustive level
+  int64_t polish_samples = kReferenceSamples.polish;          // 0: polish_check_samples
   double polish_perturbation = 1e-6;   // relative move of every parameter from the truth
   const Layer* polish_layer = nullptr; // start polishing's iteration here instead
   int threads = 1;
@@ -61,7 +63,8 @@ std::vector<Comparison> verify_instance(const Instance& instance, const std::vec
 
 // The run's outcome, which `mhalearn verify` turns into its exit status:
 // disagree (4) when any row disagrees after escalation (numeric/comparison.hpp
-// disagrees), else incomplete (1) when a row could not be compared, else agree (0).
+// disagrees), else incomplete (1) when a row could not be compared or decided nothing
+// (every item undecided), else agree (0).
 enum class VerifyOutcome { agree, incomplete, disagree };
 VerifyOutcome verify_outcome(const std::vector<Comparison>& rows);
 

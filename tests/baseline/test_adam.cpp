@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "baseline/adam.hpp"
 #include "instances.hpp"
 

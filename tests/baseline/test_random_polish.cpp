@@ -3,7 +3,7 @@
 #include "data/instance_io.hpp"
 #include "instances.hpp"
 #include "numeric/rng.hpp"
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // The command-line contract: bad input gets one line on stderr naming the
 // problem and exit status 2, never a crash or a partial output file.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "cli_sandbox.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"

@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "data/instance_io.hpp"
 #include "model/instance_gen.hpp"
 

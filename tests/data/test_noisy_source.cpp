@@ -2,7 +2,7 @@
 // index, its relative size is what was asked for, and 0 changes nothing.
 #include "data/noisy_source.hpp"
 
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "instances.hpp"
 
 #include <catch2/catch.hpp>

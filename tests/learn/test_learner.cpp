@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "learn/learner.hpp"
 #include "learn/steps.hpp"
 #include "instances.hpp"

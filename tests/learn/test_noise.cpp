@@ -3,7 +3,7 @@
 // recognised; the learner's final fit uses the samples the noise calls for
 // (all that a dataset has left, the budget of an oracle) and lowers the error;
 // the report warns when the noise exceeds what certification assumed.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "data/noisy_source.hpp"
 #include "instances.hpp"
 #include "learn/learner.hpp"

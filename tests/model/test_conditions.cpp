@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "model/conditions.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "model/inputs.hpp"
 #include "model/forward_error.hpp"
 #include "model/forward_fast.hpp"

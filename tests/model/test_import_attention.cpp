@@ -1,6 +1,6 @@
 // import_attention: the imported (Θ_h, W_h) layer computes exactly what
 // PyTorch's nn.MultiheadAttention computes (no biases), up to rounding.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "model/import_attention.hpp"
 
 #include <catch2/catch.hpp>

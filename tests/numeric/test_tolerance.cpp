@@ -4,7 +4,7 @@
 // which every use as an upper bound would still pass — fails here. The bounds of
 // the verify rows (γ_n, the least-squares and certification bounds) are pinned
 // in tests/verify/test_verify.cpp.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -94,4 +94,41 @@ TEST_CASE("polishing's gradient bounds equal their formulas", "[tolerance][harde
   check_value(tol::normal_equations_projection_error(128, 100, 4, 10.0, 0.5, 3.0, 2.0),
               (10.0 * solve + apply) * tol::bound_evaluation_factor(8));
   CHECK(std::isinf(tol::normal_equations_projection_error(128, 100, 4, 10.0, 0.0, 3.0, 2.0)));
+}
+
+// The bounds that had no pinning test (tests/numeric/bound_pins.py lists any that
+// still have none), each at a hand-computed value (tests/numeric/tolerance_values.py,
+// mpmath at 200 digits) and at its edges: gap → ε, rank deficiency, zero norms.
+TEST_CASE("the span's and the proxy's bounds equal their formulas, and their edges", "[tolerance][hardening]") {
+  check_value(tol::svd_backward_error(100, 4), 7.3996364591317322e-13);
+  check_value(tol::streamed_svd_backward_error(100, 4, 2, 1e-12), 6.7447273705199496e-12);
+  check_value(tol::streamed_svd_backward_error(100, 4, 2, 0.0), 6.6167335503006029e-12);  // ρ floored at 2⁻⁴⁰
+  // Wedin: ε/(gap − ε), not ε/gap (2 % apart here, 10⁶ apart near the edge).
+  check_value(tol::singular_subspace_sin_bound(1e-3, 0.1, 2, 4), 0.010101010101050306);
+  check_value(tol::singular_subspace_sin_bound(1e-3, 1e-3 * (1 + 0x1p-20), 2, 4), 1048576.0000247967);
+  CHECK(std::isinf(tol::singular_subspace_sin_bound(1e-3, 1e-3, 2, 4)));   // gap = ε: not separated
+  CHECK(std::isinf(tol::singular_subspace_sin_bound(1e-3, 0.0, 2, 4)));    // rank deficiency: no gap
+  check_value(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1e-3, 2, 0.5, 3, 100, 4, 2), 0.0020501016293180273);
+  CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1.0, 2, 0.5, 3, 100, 4, 2)));    // sin θ = 1
+  CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1e-6, 0.0, 1e-3, 2, 0.5, 3, 100, 4, 2))); // s_K = ε
+  check_value(tol::min_norm_solution_bound(10, 20, 3, 2), 2.171596236167673e-12);
+  CHECK(std::isinf(tol::min_norm_solution_bound(1e15, 20, 3, 2)));   // κε ≥ 1
+  CHECK(tol::min_norm_solution_bound(10, 20, 3, 0.0) == 0.0);         // θ* = 0: exact
+  check_value(tol::polish_operator_relative(100, 2.0), 9.9920072216265199e-14);
+  CHECK(std::isinf(tol::householder_projection_distance(100, 4, 0.5, 10.0, 0.5)));  // σ_min ≤ ‖E‖
+}
+
+TEST_CASE("the test-only rounding tolerances equal their formulas", "[tolerance][hardening]") {
+  check_value(tol::label_noise_power_band(1000, 16, 2.0), 0.094868329805051374);
+  check_value(tol::principal_angle_error(3, 10), 2.2193195334367396e-06);
+  check_value(tol::hull_distance_rounding(100, 4, 10.0, 0.5, 2.0, 1.0), 1.7790213746594314e-12);
+  CHECK(tol::rounding_floor_factor() == 8.0);
+}
+
+TEST_CASE("zero norms give a zero bound where the formula is exact", "[tolerance][hardening]") {
+  CHECK(tol::objective_from_residual_bound(0, 0, 8, 100) == 0.0);
+  CHECK(tol::certification_residual_bound(3, 0, 0, 0, 0, 2, 4) == 0.0);
+  CHECK(tol::projected_residual_error(0, 0, 0.5) == 0.0);
+  CHECK(tol::slab_normal_difference_bound(0, 16) == 0.0);
+  CHECK(tol::lp_value_difference_bound(0, 0, 0, 0) == 0.0);
 }

@@ -89,5 +89,57 @@ values["polish_gradient_bound(1e-10, 1e-12, 3, 5, 2, 1e-3, 1e-13)"] = (
     F(1e-10) + (F(1e-12) * 5 + 3) * F(1e-3) + F(1e-13) * (1 + F(1e-12)) * 5 * (2 + F(1e-3))) * bef(12)
 
 
+
+# Issue "The checker checked": the bounds that had no pinning test, and the edges.
+def sqrt(x):
+    return mpmath.sqrt(mp(x))
+
+
+edges = {}
+values["svd_backward_error(100, 4)"] = (gamma(9) + gamma(6400) + gamma(256)) * bef(8)
+values["streamed_svd_backward_error(100, 4, 2, 1e-12)"] = (
+    mp(gamma(9) + gamma(64 * 5 * 100) + 2 * gamma(256) + 2 * gamma(1920 * 4) + gamma(16 * 4 * 2) + gamma(4))
+    + sqrt(2) * mp(F(1e-12))) * mp(bef(16))
+# ρ below 2^-40: the accepted floor 2^-40 is used instead.
+values["streamed_svd_backward_error(100, 4, 2, 0)"] = (
+    mp(gamma(9) + gamma(64 * 5 * 100) + 2 * gamma(256) + 2 * gamma(1920 * 4) + gamma(16 * 4 * 2) + gamma(4))
+    + sqrt(2) * mp(F(1, 2**40))) * mp(bef(16))
+values["singular_subspace_sin_bound(1e-3, 0.1, 2, 4)"] = (
+    mp(F(1e-3) / (F(0.1) - F(1e-3))) + sqrt(2) * mp(gamma(256))) * mp(bef(8))
+# gap one part in 10^6 above ε: the bound is ~10^6, finite (gap → ε from above).
+gap_near = F(1e-3 * (1 + 2**-20))  # the double the test passes
+values["singular_subspace_sin_bound(1e-3, 1e-3(1 + 2^-20), 2, 4)"] = (
+    mp(F(1e-3) / (gap_near - F(1e-3))) + sqrt(2) * mp(gamma(256))) * mp(bef(8))
+values["min_norm_solution_bound(10, 20, 3, 2)"] = (
+    mp(10 * gamma(16 * 20 + 6)) / (1 - mp(10 * gamma(16 * 20 + 6))) * 3 * 2 * mp(bef(8)))
+values["polish_operator_relative(100, 2)"] = gamma(100) * 9
+
+
+def hull_point(eps, s_max, s_kept, s_drop, sin_kept, x0, res, c, rows, cols, kept):
+    eps, s_max, s_kept, s_drop, sin_kept, x0, res, c = map(mp, (eps, s_max, s_kept, s_drop, sin_kept, x0, res, c))
+    cos_kept = mpmath.sqrt((1 - sin_kept) * (1 + sin_kept))
+    tan_kept = sin_kept / cos_kept
+    delta_d = (s_drop * sin_kept + eps) / cos_kept
+    kappa = s_max / s_kept
+    ke = kappa * delta_d / s_max
+    ls = ke / (1 - ke) * (2 * x0 + (kappa + 1) * res / s_max) * mp(bef(10))
+    delta_c = mp(gamma(cols + 5)) * c / (s_kept - eps)
+    dw = ls + delta_c
+    orth = mpmath.sqrt(cols) * mp(gamma(16 * cols * cols))
+    evaluation = mp(gamma(16 * rows * cols + 2 * cols)) * mpmath.sqrt(kept) * c / (s_kept - eps)
+    return (tan_kept * (x0 + dw) + dw + orth * (x0 + dw) + evaluation) * mp(bef(24))
+
+
+values["hull_point_bound(1e-6, 10, 1, 0.01, 1e-3, 2, 0.5, 3, 100, 4, 2)"] = hull_point(
+    F(1e-6), 10, 1, F(0.01), F(1e-3), 2, F(1, 2), 3, 100, 4, 2)
+values["label_noise_power_band(1000, 16, 2)"] = 6 * sqrt(F(2, 16) * 2 / 1000)
+jac33 = gamma(16 * 9 + 30 * 16 * 9) / (1 - gamma(16 * 9 + 30 * 16 * 9)) * (1 + gamma(4))
+values["principal_angle_error(3, 10)"] = mp(mpmath.pi) / mpmath.sqrt(2) * sqrt(2 * (3 * gamma(10) + jac33 + U))
+values["hull_distance_rounding(100, 4, 10, 0.5, 2, 1)"] = (
+    gamma(400) * 10 * 2 / F(1, 2) + gamma(8) * 3) * bef(8)
+# Zero norms: a residual and its error both 0 give the bound 0 exactly.
+values["objective_from_residual_bound(0, 0, 8, 100)"] = F(0)
+values["certification_residual_bound(3, 0, 0, 0, 0, 2, 4)"] = F(0)
+
 for name, value in values.items():
     show(name, value)

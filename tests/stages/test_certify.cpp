@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "generators.hpp"
 #include "model/forward_fast.hpp"
 #include "model/forward_reference.hpp"

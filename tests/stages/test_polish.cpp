@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "instances.hpp"
 #include "model/forward_fast.hpp"
 #include "model/reference.hpp"

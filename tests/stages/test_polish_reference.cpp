@@ -1,6 +1,6 @@
 // The reference gradient norm of polishing's objective (stages/polish/reference.hpp)
 // on a case small enough to differentiate by hand.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "stages/polish/reference.hpp"
 
 #include <catch2/catch.hpp>

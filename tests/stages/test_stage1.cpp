@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "data/population.hpp"
 #include "numeric/precision.hpp"
 #include "generators.hpp"

@@ -11,7 +11,7 @@
 // in P, each weighted residual satisfies |(Mθ − c)_r| ≤ 1, so with δ = θ − θ':
 //   (thin)   the width of P along the j-th right singular vector is ≤ 2√N / s_j;
 //   (angle)  for m = 2, sin ∠(x_max − x_min, hull direction) ≤ (2√N / s_1) / width.
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "geometry/exact_programs.hpp"
 #include "bodies.hpp"
 #include "instances.hpp"

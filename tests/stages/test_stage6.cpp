@@ -1,4 +1,4 @@
-#include "numeric/tolerance.hpp"
+#include "test_tolerances.hpp"
 #include "instances.hpp"
 #include "thread_ranks.hpp"
 #include "model/reference.hpp"

@@ -314,11 +314,12 @@ TEST_CASE("escalate stops at the first agreeing rung and reports it; precision n
   add_part(row, part);
   CHECK(disagrees(row));
   CHECK(std::string(verdict(row)) == "DISAGREE");
-  // Undecided items never disagree.
+  // Undecided items never disagree, and never agree: a row that decided nothing says so.
   Comparison undecided;
   undecided.record_undecided();
   CHECK_FALSE(disagrees(undecided));
-  CHECK(std::string(verdict(undecided)) == "agree");
+  CHECK(std::string(verdict(undecided)) == "undecided");
+  CHECK(verify_outcome({undecided}) == VerifyOutcome::incomplete);
 }
 
 TEST_CASE("verify 2 on a small instance: the reference body's widths exact (CGAL), and a widened slab rejected", "[verify][certify]") {

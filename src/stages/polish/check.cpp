@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mha {
 
@@ -81,7 +82,7 @@ ComparisonPart step_part(const PolishIteration& it, const ObjectiveReference ref
 
 Comparison check_polish_iteration(const PolishIteration& it) {
   return escalate([&](unsigned bits) {
-    if (!std::isfinite(it.objective) || it.xs.empty()) {
+    if (it.objective == std::numeric_limits<double>::infinity() || it.xs.empty()) {
       Comparison c;
       c.stage = "polish";
       c.quantity = "|E_fast − E_ref|, E = Σ‖F(X) − Y‖²/Σ‖Y‖²";

@@ -29,6 +29,9 @@ Eigen::VectorXd flat(const MatD& theta) { return Eigen::Map<const Eigen::VectorX
 
 struct Bodies {
   ConvexBody fast, reference;
+  // The fast slabs as computed; the fast body is built from them only when they are
+  // all finite (ConvexBody::add refuses NaN and ±∞, and the slab part must see them).
+  std::vector<Slab> fast_slabs;
   std::vector<const ReferenceSlab*> bounds;  // per slab, in the bodies' order
   int rows_both = 0, rows_excluded = 0, slab_count_mismatch = 0;
 };
@@ -99,11 +102,20 @@ Exit exit_along(const ConvexBody& body, const Eigen::VectorXd& x0, const Eigen::
   return e;
 }
 
+bool all_finite(const std::vector<Slab>& slabs) {
+  for (const Slab& s : slabs) {
+    if (!std::isfinite(s.b) || !std::isfinite(s.eta)) return false;
+    for (double v : s.a)
+      if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
 ComparisonPart compare_slabs(const Bodies& bodies) {
   ComparisonPart part;
   part.name = "body slabs";
   part.quantity = "|b̂ − b*|, |η̂ − η*|, ‖â − a*‖₁ per slab";
-  const auto& fs = bodies.fast.slabs();
+  const auto& fs = bodies.fast_slabs;
   const auto& rs = bodies.reference.slabs();
   for (size_t r = 0; r < fs.size(); ++r) {
     const ReferenceSlab& rb = *bodies.bounds[r];
@@ -113,7 +125,8 @@ ComparisonPart compare_slabs(const Bodies& bodies) {
     for (size_t c = 0; c < fs[r].a.size(); ++c) l1 += std::abs(fs[r].a[c] - rs[r].a[c]);
     part.record(l1 * tol::bound_evaluation_factor(static_cast<long long>(fs[r].a.size())), rb.normal_bound);
   }
-  if (bodies.slab_count_mismatch > 0) part.agree = false;
+  // A row certified on both paths with a different number of slabs: decided, and wrong.
+  for (int r = 0; r < bodies.slab_count_mismatch; ++r) part.record_decision(false);
   part.detail = std::to_string(fs.size()) + " slabs of " + std::to_string(bodies.rows_both) +
                 " rows both paths certify; " + std::to_string(bodies.rows_excluded) +
                 " rows certified on one path only or undecided (left out of both bodies)" +
@@ -251,7 +264,7 @@ std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, int d
                                          const BodyOptions& o, unsigned bits) {
   ScopedPrecision precision(bits);
   const long long n = static_cast<long long>(d) * d;
-  Bodies bodies{ConvexBody(static_cast<int>(n), o.radius), ConvexBody(static_cast<int>(n), o.radius), {}, 0, 0, 0};
+  Bodies bodies{ConvexBody(static_cast<int>(n), o.radius), ConvexBody(static_cast<int>(n), o.radius), {}, {}, 0, 0, 0};
   for (const BodyRow& row : rows) {
     const bool fast = !row.fast_slabs.empty();
     const bool reference = !row.check->reference_slabs.empty();
@@ -268,17 +281,22 @@ std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, int d
     for (size_t j = 0; j < row.fast_slabs.size(); ++j) {
       const SlabConstraint& f = row.fast_slabs[j];
       const ReferenceSlab& r = row.check->reference_slabs[j];
-      bodies.fast.add(Slab{f.a, f.b, f.eta});
+      bodies.fast_slabs.push_back(Slab{f.a, f.b, f.eta});
       bodies.reference.add(Slab{r.slab.a, r.slab.b, r.slab.eta});
       bodies.bounds.push_back(&r);
     }
   }
   std::vector<ComparisonPart> parts;
   parts.push_back(compare_slabs(bodies));
-  if (bodies.fast.size() == 0) {
+  if (bodies.fast_slabs.empty()) {
     parts.back().detail += "; no slab: no body to compare";
     return parts;
   }
+  if (!all_finite(bodies.fast_slabs)) {  // the slab part disagrees; a body of NaN or ±∞ has no points or widths to compare
+    parts.back().detail += "; a fast slab is not finite: membership and widths not compared";
+    return parts;
+  }
+  for (const Slab& s : bodies.fast_slabs) bodies.fast.add(s);
   parts.push_back(compare_membership(bodies, d, m, truth, o));
   parts.push_back(compare_widths(bodies, d, truth, o));
   return parts;

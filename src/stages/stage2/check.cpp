@@ -44,8 +44,11 @@ Comparison check_certification(const std::string& stage, const std::vector<Certi
       const CertificationRow& r = rows[i];
       checks.push_back(compare_certification_row(r.x, r.y, r.b, r.row, options, fast[i], bits));
       const CertificationCheck& check = checks.back();
-      c.record(check.v_difference, check.v_bound > 0 ? check.v_bound : 1.0);
-      c.undecided += check.undecided;
+      // v_bound is 0 only when neither path solved for v (duplicate tokens, rank): the
+      // item is then the exact 0 = 0. A bound that is not finite makes it undecided (record).
+      const int undecided_before = c.undecided;
+      c.record(check.v_difference, check.v_bound == 0 ? 1.0 : check.v_bound);
+      if (c.undecided == undecided_before) c.undecided += check.undecided;
       ++verdicts[to_string(check.reference)];
       if (!check.agree()) {
         c.agree = false;

@@ -34,14 +34,17 @@ double active_condition(const ConvexBody& body, const std::vector<int>& active) 
   return lowest > 0 ? (sv(0) + shift) / lowest : std::numeric_limits<double>::infinity();
 }
 
-// The reference certifies K empty (P = slabs ∩ box has a Farkas certificate):
-// the fast path must not return a point of the ball inside the slabs beyond its
-// tolerance; within it, the certificate's margin is below what the fast path
-// resolves (undecided).
+}  // namespace
+
 void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparison& c) {
   if (fast.status != ActiveSetResult::optimal || !fast.inside_ball) {
     c.record_decision(true);
     c.detail = "both paths find K empty";
+    return;
+  }
+  if (!fast.x.allFinite()) {  // NaN or ±∞ in the returned point: never within its tolerance
+    c.record_decision(false);
+    c.detail = "the reference certifies K empty; the fast path returns a point that is not finite";
     return;
   }
   double worst = 0;
@@ -57,8 +60,6 @@ void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparis
     c.detail = "the reference certifies K empty; the fast path's point lies within its tolerance of the slabs";
   }
 }
-
-}  // namespace
 
 Comparison check_margin(const SampleSource& source, const std::vector<MatD>& proxies, const MarginResult& fast,
                         uint64_t first_sample, int64_t prefix_samples) {

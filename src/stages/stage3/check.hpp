@@ -36,6 +36,13 @@ Comparison check_margin(const SampleSource& source, const std::vector<MatD>& pro
 
 using MinNormFast = std::function<ActiveSetResult(const ConvexBody&)>;
 
+// The proxy's item when the reference certifies K empty (P = slabs ∩ box has a Farkas
+// certificate): agree when the fast path finds no point of the ball; disagree when its
+// point is not finite or violates a slab by more than twice its contract's tolerance
+// (active_set_tolerance, plus the evaluation's rounding); undecided within that, where
+// the certificate's margin is below what the fast path resolves.
+void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparison& c);
+
 // The proxy: `fast` (min_norm_point_active_set or a replacement) against the
 // certified QP on the same body. `reference_point`, when given, receives the
 // certified point (empty when the QP found none).

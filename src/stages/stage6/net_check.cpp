@@ -126,11 +126,15 @@ TupleReference reference_tuple(const std::vector<const ReferenceDesign*>& train,
 
 WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
                          const std::vector<double>& bounds) {
-  size_t best = 0;
-  for (size_t t = 1; t < reference_objectives.size(); ++t)
-    if (reference_objectives[t] < reference_objectives[best]) best = t;
-  if (fast_winner == best) return WinnerCheck::same;
   if (fast_winner >= reference_objectives.size()) return WinnerCheck::different;
+  size_t best = fast_winner;  // the argmin of the objectives that are numbers
+  for (size_t t = 0; t < reference_objectives.size(); ++t)
+    if (reference_objectives[t] < reference_objectives[best] || std::isnan(reference_objectives[best])) best = t;
+  // A NaN objective or bound decides nothing: never "same", at most a tie.
+  if (std::isnan(reference_objectives[best]) || std::isnan(reference_objectives[fast_winner]) ||
+      std::isnan(bounds[fast_winner]) || std::isnan(bounds[best]))
+    return WinnerCheck::tie;
+  if (fast_winner == best) return WinnerCheck::same;
   const double gap = reference_objectives[fast_winner] - reference_objectives[best];
   return gap <= bounds[fast_winner] + bounds[best] ? WinnerCheck::tie : WinnerCheck::different;
 }
@@ -163,8 +167,11 @@ ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast
       va.push_back(&val_designs[p]);
     }
     ref[t] = reference_tuple(tr, va, y_train, y_val, bits);
-    if (!std::isfinite(ref[t].bound) || !std::isfinite(fast.errors[t])) {
-      ++not_compared;  // no derived bound (design near singular) or no fast value
+    // +∞ is the fast path's "singular design"; with no derived bound either side is
+    // near singular: undecided. NaN is no value at all: record() disagrees.
+    if (fast.errors[t] == std::numeric_limits<double>::infinity() || !std::isfinite(ref[t].bound)) {
+      ++not_compared;
+      part.record_undecided();
       continue;
     }
     part.record(std::abs(fast.errors[t] - ref[t].objective), ref[t].bound);
@@ -194,7 +201,7 @@ ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast
   part.detail = std::to_string(fast.tuples.size()) + " tuples of " + std::to_string(fast.thetas.size()) +
                 " net points, " + std::to_string(fast.train_samples) + " + " + std::to_string(fast.validation_samples) +
                 " samples; " + winner + format("; winner's E = %.6e", ref[best].objective) +
-                (not_compared > 0 ? "; " + std::to_string(not_compared) + " tuples without a bound" : "");
+                (not_compared > 0 ? "; " + std::to_string(not_compared) + " tuples without a bound (undecided)" : "");
   return part;
 }
 

@@ -21,8 +21,9 @@ namespace mha {
 ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast, unsigned bits);
 
 // The winner check: `fast_winner` against the argmin of the reference objectives
-// E*; a different winner is a tie (undecided) when E*_f − E*_r ≤ B_f + B_r (the
-// edge included), else a disagreement.
+// E* (the fast winner when it attains the minimum); a different winner is a tie
+// (undecided) when E*_f − E*_r ≤ B_f + B_r (the edge included), else a
+// disagreement. A NaN objective or bound of either is a tie: never "same".
 enum class WinnerCheck { same, tie, different };
 WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
                          const std::vector<double>& bounds);

@@ -88,7 +88,10 @@ Comparison compare_in(const MatD& design, const MatD& labels, const MatD& fast, 
     const double ref_norm = std::sqrt(ScalarTraits<T>::to_double(ref->col(col).squaredNorm()));
     const double diff_norm = std::sqrt(ScalarTraits<T>::to_double(diff.col(col).squaredNorm()));
     const double r_norm = std::sqrt(ScalarTraits<T>::to_double(residual.col(col).squaredNorm()));
-    if (ref_norm == 0) continue;
+    if (ref_norm == 0) {  // an exactly zero column: the fast one must be exactly zero too
+      c.record_decision(diff_norm == 0);
+      continue;
+    }
     const double ratio = r_norm / (sigma_max * ref_norm);
     const double bound = tolerance::qr_least_squares_relative_bound(kappa, rows, cols, ratio) + own;
     c.record(diff_norm / ref_norm, bound);
@@ -101,6 +104,14 @@ Comparison compare_in(const MatD& design, const MatD& labels, const MatD& fast, 
 }  // namespace
 
 Comparison compare_least_squares(const MatD& design, const MatD& labels, const MatD& fast, unsigned bits) {
+  if (!fast.allFinite()) {  // NaN or ±∞ in the fast W: no rational to compare it with, and never within a bound
+    Comparison c;
+    c.quantity = "‖w_fast − w_ref‖/‖w_ref‖ per output column";
+    for (Eigen::Index col = 0; col < fast.cols(); ++col)
+      if (!fast.col(col).allFinite()) c.record(std::numeric_limits<double>::quiet_NaN(), 1.0);
+    c.detail = "the fast W is not finite";
+    return c;
+  }
   if (bits == kExactRationals) return compare_in<Rational>(design, labels, fast, bits);
   ScopedPrecision precision(bits);
   return compare_in<Mpfr>(design, labels, fast, bits);

@@ -1,0 +1,218 @@
+// Every decision branch of the checks reached by a fault from a real computation,
+// so that moving a threshold or swapping a branch fails a test (issue "The checker
+// checked", item 3): polishing's accepted step that raises the reference objective
+// (disagree) or leaves it unchanged (undecided); stage 3's empty body with a fast
+// point 1.5, 5 and 40 tolerances outside a slab (undecided, disagree, disagree: the
+// contract's threshold is 2); the learner's gate of the large references at
+// d² = --reference-max-unknowns, not d.
+#include "instances.hpp"
+#include "learn/learner.hpp"
+#include "learn/reference_checks.hpp"
+#include "stages/polish/reference.hpp"
+#include "stages/stage3/check.hpp"
+#include "verify/verify.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace mha;
+
+namespace {
+
+const ComparisonPart& part_named(const Comparison& row, const std::string& name) {
+  const auto it = std::find_if(row.parts.begin(), row.parts.end(), [&](const ComparisonPart& p) { return p.name == name; });
+  REQUIRE(it != row.parts.end());
+  return *it;
+}
+
+// Polishing's iteration with its accepted step replaced by `step` of the start,
+// the step's objective evaluated as the fast path would report it (the reference
+// value rounded to double: the objective row agrees, only the decision is wrong).
+PolishIterationFast with_step(double theta_scale) {
+  return [theta_scale](const LabelledBatch& b, const Layer& l, const PolishOptions& o) {
+    PolishIteration it = polish_iteration(b, l, o);
+    it.accepted = true;
+    it.next = it.start;
+    for (auto& h : it.next.heads) h.theta *= theta_scale;
+    it.next_objective = objective_reference(it.next, it.xs, it.ys, 128, design_route_bound).objective;
+    return it;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("polish: a step that raises the reference objective disagrees, a step that keeps it is undecided", "[verify][polish][branches]") {
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  VerifyOptions o;
+  o.polish_samples = 32;
+  const Comparison good = verify_instance(inst, {"polish"}, o)[0];
+  INFO(good.detail);
+  const ComparisonPart& taken = part_named(good, "accepted step");
+  REQUIRE(taken.compared == 1);
+  CHECK(taken.agree);  // the real step lowers E beyond both bounds: decided, and the same
+  CHECK(taken.undecided == 0);
+
+  FastPaths rise;
+  rise.polish_iteration = with_step(1 + 1e-2);  // Θ moved away from the truth: E rises
+  const Comparison raised = verify_instance(inst, {"polish"}, o, rise)[0];
+  INFO(raised.detail);
+  CHECK(raised.agree);  // the objectives themselves agree: only the decision is wrong
+  const ComparisonPart& step = part_named(raised, "accepted step");
+  CHECK(step.compared == 1);
+  CHECK(step.undecided == 0);
+  CHECK_FALSE(step.agree);
+  CHECK(disagrees(raised));
+  CHECK(raised.precision == 256u);  // confirmed after escalation
+
+  FastPaths same;
+  same.polish_iteration = with_step(1.0);  // E(next) = E(start): within the band
+  const Comparison kept = verify_instance(inst, {"polish"}, o, same)[0];
+  const ComparisonPart& tie = part_named(kept, "accepted step");
+  CHECK(tie.compared == 1);
+  CHECK(tie.undecided == 1);
+  CHECK(tie.agree);
+  CHECK(std::string(verdict(tie)) == "undecided");
+  CHECK_FALSE(disagrees(kept));
+}
+
+namespace {
+
+// K empty by a gap of `gap` between two slabs of θ_0: |θ_0| ≤ 1, and θ_0 ≥ 1 + gap from a
+// slab whose large centre and half-width (10⁹) give it a large tolerance, so that a
+// gap of a few tolerances is wide enough for the certified QP to prove K empty.
+constexpr double kFar = 1e9;
+ConvexBody gapped_body(double gap) {
+  ConvexBody body(4, 20);
+  body.add(Slab{{1, 0, 0, 0}, 0, 1});
+  body.add(Slab{{1, 0, 0, 0}, kFar, kFar - 1 - gap});
+  return body;
+}
+
+// A fast path that returns θ = (1, 0, 0, 0), in the ball, as its optimum: on the first
+// slab's boundary, `gap` short of the second.
+MinNormFast returns_corner() {
+  return [](const ConvexBody&) {
+    ActiveSetResult r;
+    r.status = ActiveSetResult::optimal;
+    r.x = Eigen::Vector4d(1, 0, 0, 0);
+    r.inside_ball = true;
+    return r;
+  };
+}
+
+// The corner's largest violation in units of the active set's tolerance.
+double violation_in_tolerances(const ConvexBody& body, double) {
+  double worst = 0;
+  for (const Slab& s : body.slabs()) worst = std::max(worst, (std::abs(1 - s.b) - s.eta) / active_set_tolerance(s, 1));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("stage 3's empty body: a fast point 1.5 tolerances outside is undecided, 5 and 40 disagree", "[verify][stage3][branches]") {
+  // The violation is proportional to the gap (the tolerances hardly move with it): scale a probe gap.
+  const double probe = 1e-2, per_gap = violation_in_tolerances(gapped_body(probe), probe) / probe;
+  for (auto [multiple, expect] : {std::pair{1.5, "undecided"}, std::pair{5.0, "DISAGREE"}, std::pair{40.0, "DISAGREE"}}) {
+    const double gap = multiple / per_gap;
+    const ConvexBody body = gapped_body(gap);
+    INFO("violation " << violation_in_tolerances(body, gap) << " tolerances");
+    REQUIRE(std::abs(violation_in_tolerances(body, gap) - multiple) < 0.01 * multiple);
+    Comparison c;  // the item check_min_norm_point records once the certified QP proves K empty
+    compare_empty(body, returns_corner()(body), c);
+    INFO(c.detail);
+    CHECK(std::string(verdict(c)) == expect);
+    CHECK(c.compared == 1);
+  }
+  // Both paths find K empty (the certified QP proves it: the second slab lies outside the box).
+  const ConvexBody body = gapped_body(1e3);
+  const Comparison both = check_min_norm_point(body, [](const ConvexBody&) {
+    ActiveSetResult r;
+    r.status = ActiveSetResult::infeasible;
+    return r;
+  });
+  INFO(both.detail);
+  CHECK(std::string(verdict(both)) == "agree");
+  CHECK_THAT(both.detail, Catch::Contains("both paths find K empty"));
+  // A non-empty K the fast path calls empty: a disagreement; the real fast path agrees.
+  const ConvexBody open = gapped_body(-2.0);
+  const Comparison missed = check_min_norm_point(open, [](const ConvexBody&) {
+    ActiveSetResult r;
+    r.status = ActiveSetResult::infeasible;
+    return r;
+  });
+  INFO(missed.detail);
+  CHECK(disagrees(missed));
+  CHECK(std::string(verdict(check_min_norm_point(open))) == "agree");
+}
+
+TEST_CASE("the learner's large references run up to d² = --reference-max-unknowns, not d", "[learn][reference][branches]") {
+  CHECK(large_references_fit(4, 16));
+  CHECK_FALSE(large_references_fit(4, 15));
+  CHECK_FALSE(large_references_fit(4, 4));  // d ≤ max < d²: the gate compares d², not d
+  CHECK(large_references_fit(20, 400));     // the default 400 admits d = 20
+  CHECK_FALSE(large_references_fit(21, 400));
+  // The reference step's own gate (which slabs the learner keeps) at the same place.
+  const Instance inst = mha::test::generated_instance(4, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1, Stream::inputs);
+  LearnOptions o;
+  o.reference = true;
+  LearnReport rep;
+  for (auto [max_unknowns, checked] : {std::pair{16, true}, std::pair{15, false}, std::pair{4, false}}) {
+    o.reference_max_unknowns = max_unknowns;
+    const Pipeline p{oracle, o, &inst, &inst.layer, rep, inst.k, inst.d(), inst.layer.m(), 0};
+    CHECK(selected_body_checked(p) == checked);
+  }
+  o.reference = false;
+  o.reference_max_unknowns = 16;
+  CHECK_FALSE(selected_body_checked(Pipeline{oracle, o, &inst, &inst.layer, rep, inst.k, inst.d(), inst.layer.m(), 0}));
+}
+
+TEST_CASE("the learner's reference step: every row compared at d² = --reference-max-unknowns, the large ones not run one below", "[learn][reference]") {
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1);
+  LearnOptions o;
+  o.m = 2;
+  o.threads = 2;
+  o.reference = true;
+  o.stage1_samples = 50000;
+  o.crude_sculpt_samples = 100000;
+  o.sculpt.sculpt.max_samples = 200000;
+  o.final_sculpt_samples = 200000;
+  o.max_rounds = 1;
+  o.net.max_tuples = 200;
+  o.validation_samples = 200;
+  o.test_samples = 500;
+  auto rows_of = [&](int max_unknowns) {
+    o.reference_max_unknowns = max_unknowns;
+    const LearnResult r = learn_layer(oracle, o, &inst);
+    std::map<std::string, std::vector<Comparison>> by_stage;
+    for (const auto& row : r.report.reference) by_stage[row.comparison.stage].push_back(row.comparison);
+    return std::pair{r, by_stage};
+  };
+  const auto [run, rows] = rows_of(36);  // d² = 36: every reference runs
+  INFO(format_table(run.report));
+  CHECK(run.report.disagreements().empty());
+  for (const std::string stage : {"1", "2", "3", "5", "6", "forward", "polish"}) {
+    INFO("stage " << stage);
+    REQUIRE(rows.count(stage) == 1);
+    for (const Comparison& c : rows.at(stage)) CHECK_FALSE(disagrees(c));
+  }
+  const auto proxy = [](const std::vector<Comparison>& stage3) {
+    return std::count_if(stage3.begin(), stage3.end(),
+                         [](const Comparison& c) { return c.quantity.find("minimum-norm point") != std::string::npos; });
+  };
+  CHECK(proxy(rows.at("3")) == 1);
+  for (const Comparison& c : rows.at("5")) CHECK(c.compared > 0);
+  const auto [below, gated] = rows_of(35);  // one below d²: the QP and the MPFR SVD say "not run"
+  for (const std::string stage : {"3", "5"}) {
+    const auto& stage_rows = gated.at(stage);
+    CHECK(std::any_of(stage_rows.begin(), stage_rows.end(), [](const Comparison& c) {
+      return c.compared == 0 && c.detail.find("not run: d² = 36 unknowns > 35") != std::string::npos;
+    }));
+  }
+}
