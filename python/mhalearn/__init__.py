@@ -6,104 +6,43 @@
     Y_ref = mhalearn.forward(inst, X, path="reference", precision=200)
     learned, report = mhalearn.learn(inst, rounds=3)
 
-Bad arguments raise ValueError with the CLI's one-line message; a learner run
-that cannot finish raises LearnFailed (a RuntimeError) carrying its report; a
-fast path that disagrees with its reference path beyond the derived bound,
-after escalation — the CLI's exit status 4 — raises ReferenceDisagreement
-carrying the rows (from learn and verify alike). A learner diagnostic marked
-as a warning (a statistical outcome, never a disagreement) is issued as a
-LearnerDiagnostic warning. Long computations release the GIL; progress goes to
-stderr as in the CLI.
+Each function is a subcommand of the CLI, made from its one declaration
+(src/commands/schema.hpp; mhalearn._core.commands() has them all): every
+option but the files the CLI writes and its printing is an argument of the
+same name ('-' as '_'), with the same default and range; help(mhalearn.sample)
+lists them. Paths are str, bytes or os.PathLike; an instance file may be an
+mhalearn.Instance, an array file a numpy array.
+
+A wrong argument raises TypeError (a wrong type) or ValueError (a value the CLI
+would refuse with exit 2) with one line naming it; an input the fast path
+cannot answer raises OverflowError (the CLI's exit 3); a run that cannot finish
+raises RunFailed (LearnFailed from the learner) carrying its report; a fast
+path that disagrees with its reference path beyond the derived bound, after
+escalation — the CLI's exit 4 — raises ReferenceDisagreement carrying the rows.
+What a user should act on is a warning (LearnerDiagnostic from the learner);
+the learner's diagnostics, statistical outcomes of its budget, are in its
+report. Long computations release the GIL and answer Ctrl-C (KeyboardInterrupt)
+within a fraction of a second; progress goes to stderr as in the CLI.
 """
 
-import functools
+import inspect
 import warnings
 
 from . import _core
-from ._core import Instance, __version__, arithmetic, git_commit
+from ._core import Instance, __version__, arithmetic, git_commit, read_instance, write_instance
+
+__all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "MhalearnWarning", "ReferenceDisagreement", "RunFailed",
+           "check", "demo", "forward", "from_torch", "generate", "hard", "import_attention", "learn", "read_instance",
+           "sample", "sculpt", "stage1", "study_wsum", "verify", "write_instance", "__version__"]
 
 
-def _split_top_level(text):
-    """'a: int, b: List[str] = [1, 2]' -> ['a: int', 'b: List[str] = [1, 2]']."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        depth += c in "[(" 
-        depth -= c in "])"
-        if c == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    if text[start:].strip():
-        parts.append(text[start:].strip())
-    return parts
+class MhalearnWarning(UserWarning):
+    """Something a user should act on (a condition the generated instance fails, k·m > d)."""
 
 
-def _accepts(annotation, value):
-    """Whether pybind11 would take `value` for a parameter annotated so (the common cases)."""
-    import numbers
-    if annotation == "int":
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if annotation == "float":
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if annotation == "bool":
-        return isinstance(value, bool)
-    if annotation == "str":
-        return isinstance(value, str)
-    if annotation.endswith("Instance"):
-        return isinstance(value, Instance)
-    if annotation.startswith(("List[str]", "list[str]")):
-        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-    return True  # arrays, dicts, objects: checked inside, with their own one-line errors
-
-
-def _type_error_line(name, message, args, kwargs):
-    """pybind11's multi-line 'incompatible function arguments' as one line naming the argument."""
-    import re
-    sig = re.search(r"1\. \((.*)\) ->", message)
-    if not sig:
-        return f"mhalearn.{name}: incompatible arguments"
-    params = [p for p in _split_top_level(sig.group(1)) if p not in ("*", "/")]
-    names = [p.split(":")[0].strip() for p in params]
-    annotations = {n: p.split(":", 1)[1].split("=")[0].strip() if ":" in p else "" for n, p in zip(names, params)}
-    given = dict(zip(names, args))
-    for key in kwargs:
-        if key not in annotations:
-            return f"mhalearn.{name}: unexpected keyword argument '{key}' (takes {', '.join(names)})"
-    given.update(kwargs)
-    if len(args) > len(names):
-        return f"mhalearn.{name}: takes at most {len(names)} arguments ({', '.join(names)}), got {len(args)}"
-    for n, value in given.items():
-        if not _accepts(annotations[n], value):
-            return f"mhalearn.{name}: argument '{n}' must be {annotations[n]}, got {type(value).__name__}"
-    missing = [n for n, p in zip(names, params) if "=" not in p and n not in given]
-    if missing:
-        return f"mhalearn.{name}: missing argument '{missing[0]}'"
-    return f"mhalearn.{name}: incompatible arguments; expected ({sig.group(1)})"
-
-
-def _one_line_errors(name, fn):
-    """The module's function with pybind11's multi-line TypeError made one line."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except TypeError as e:
-            if "incompatible function arguments" not in str(e) and "incompatible constructor arguments" not in str(e):
-                raise
-            raise TypeError(_type_error_line(name, str(e), args, kwargs)) from None
-    return call
-
-
-check = _one_line_errors("check", _core.check)
-forward = _one_line_errors("forward", _core.forward)
-generate = _one_line_errors("generate", _core.generate)
-import_attention = _one_line_errors("import_attention", _core.import_attention)
-read_instance = _one_line_errors("read_instance", _core.read_instance)
-sample = _one_line_errors("sample", _core.sample)
-write_instance = _one_line_errors("write_instance", _core.write_instance)
-
-__all__ = ["Instance", "LearnFailed", "LearnerDiagnostic", "ReferenceDisagreement", "RunFailed", "check", "forward",
-           "demo", "from_torch", "generate", "hard", "import_attention", "learn", "read_instance", "sample", "sculpt", "stage1",
-           "study_wsum", "verify", "write_instance", "__version__"]
+class LearnerDiagnostic(MhalearnWarning):
+    """What a learner run asks the user to act on (labels noisier than certification
+    assumed: rerun with assume_label_noise). Never a disagreement of two computations."""
 
 
 class ReferenceDisagreement(RuntimeError):
@@ -120,14 +59,196 @@ class ReferenceDisagreement(RuntimeError):
         self.all_rows = all_rows
 
 
-class LearnerDiagnostic(UserWarning):
-    """A statistical outcome of a learner run worth attention (the body not thin
-    across the hull, the proxy far from the minimum-norm point of K, ...): the
-    CLI's stderr warnings. Never a disagreement of two computations."""
+class RunFailed(RuntimeError):
+    """A run stopped without its result (the CLI's exit status 1); `.report` says where."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.report = report
+
+
+class LearnFailed(RunFailed):
+    """The learner stopped without a layer (the CLI's exit status 1, or 5 when a
+    safe point stopped it); `.report` says where."""
+
+
+_COMMANDS = {c["python_name"]: c for c in _core.commands() if c["python_name"]}
+_PYTHON_TYPES = {"integer": "int", "seed": "int", "number": "float", "text": "str", "flag": "bool",
+                 "integers": "list of int", "words": "list of str"}
+
+
+def _default(option):
+    """The default Python shows: the declared one, True for a negated flag, None when the command decides."""
+    if option["type"] == "flag":
+        return option["negated"]
+    if option["default"] is not None:
+        return option["default"]
+    return None
+
+
+def _parameters(command):
+    """(positional parameters, keyword-only parameters) of the declaration's Python options."""
+    options = [o for o in command["options"] if o["python"]]
+    positional = sorted((o for o in options if o["python_position"] >= 0), key=lambda o: o["python_position"])
+    keyword = [o for o in options if o["python_position"] < 0]
+    make = inspect.Parameter
+    params = [make(o["keyword"], make.POSITIONAL_OR_KEYWORD,
+                   default=make.empty if o["required"] else _default(o)) for o in positional]
+    params += [make(o["keyword"], make.KEYWORD_ONLY, default=_default(o)) for o in keyword]
+    return params
+
+
+def _bind(name, params, args, kwargs):
+    """The arguments given, by name, or TypeError with one line naming the one that is wrong."""
+    positional = [p for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+    if len(args) > len(positional):
+        names = ", ".join(p.name for p in positional)
+        raise TypeError(f"mhalearn.{name}: takes at most {len(positional)} positional arguments ({names}), got {len(args)}")
+    given = {p.name: v for p, v in zip(positional, args)}
+    known = {p.name for p in params}
+    for key, value in kwargs.items():
+        if key not in known:
+            raise TypeError(f"mhalearn.{name}: unexpected keyword argument '{key}' (help(mhalearn.{name}) lists them)")
+        if key in given:
+            raise TypeError(f"mhalearn.{name}: argument '{key}' given twice")
+        given[key] = value
+    for p in params:
+        if p.default is p.empty and p.name not in given:
+            raise TypeError(f"mhalearn.{name}: missing argument '{p.name}'")
+    return given
+
+
+def _options_doc(command):
+    """Every Python option of the declaration, as help() prints it."""
+    lines = ["", "Arguments (the CLI's options: docs/options.md):", ""]
+    for o in command["options"]:
+        if not o["python"]:
+            continue
+        kind = _PYTHON_TYPES[o["type"]]
+        if o["role"] in ("instance file", "array file", "output folder", "folder read and written"):
+            kind = {"instance file": "Instance or path", "array file": "numpy array or path"}.get(o["role"], "path")
+        default = "required" if o["required"] else f"default {_default(o)!r}"
+        if o["default"] is None and o["default_text"] and o["type"] != "flag":
+            default = f"default None: {o['default_text']}"
+        within = f", in {o['range']}" if o["range"] else ""
+        lines.append(f"    {o['keyword']} ({kind}, {default}{within}):")
+        lines.append(f"        {o['help']}")
+    return "\n".join(lines)
+
+
+def _run(name, *args, **kwargs):
+    """The subcommand's result ({"status", "error", "value", "outputs", "text", "warnings"}), its warnings issued."""
+    command = _COMMANDS[name]
+    given = _bind(name, _parameters(command), args, kwargs)
+    result = _core.run(command["name"], given)
+    category = LearnerDiagnostic if name in ("learn", "demo") else MhalearnWarning
+    for line in result["warnings"]:
+        warnings.warn(f"mhalearn.{name}: {line}", category, stacklevel=3)
+    return result
 
 
 def _disagreeing(rows):
-    return [r for r in rows if r["verdict"] == "DISAGREE"]
+    return [r for r in rows if r.get("verdict") == "DISAGREE"]
+
+
+def _raise(name, result, report=None, layer=None, learner=False):
+    """The CLI's exit statuses as exceptions: 4 ReferenceDisagreement, 1 and 5 RunFailed (LearnFailed)."""
+    status, error = result["status"], result["error"]
+    if status == 0:
+        return
+    message = f"mhalearn.{name}: {error}"
+    if status == 4:
+        rows = _disagreeing((report or {}).get("reference", [])) if isinstance(report, dict) else []
+        raise ReferenceDisagreement(message, rows, report=report, layer=layer)
+    raise (LearnFailed if learner else RunFailed)(message, report)
+
+
+def _command(name, shape):
+    """The function of subcommand `name`: its signature and help from the declaration, its
+    result shaped by `shape(result)` (which raises as the CLI exits)."""
+    command = _COMMANDS[name]
+
+    def call(*args, **kwargs):
+        return shape(_run(name, *args, **kwargs))
+
+    call.__name__ = call.__qualname__ = name
+    call.__signature__ = inspect.Signature(_parameters(command))
+    call.__doc__ = f"{command['summary']} (as `mhalearn {command['name']}`).\n\n{shape.__doc__ or ''}" + _options_doc(command)
+    return call
+
+
+def _generate(r):
+    """Returns the Instance."""
+    _raise("generate", r)
+    return r["outputs"]["output"]
+
+
+def _check(r):
+    """Returns the condition report (a dict: each check with its value, threshold and verdict); with
+    strict=True raises RunFailed when a condition fails."""
+    _raise("check", r, r["value"])
+    return r["value"]
+
+
+def _sample(r):
+    """Returns (X, Y): X int8 +-1 (Boolean inputs) or float64 (Gaussian), Y float64, both (n, k, d)."""
+    _raise("sample", r)
+    return r["outputs"]["x"], r["outputs"]["y"]
+
+
+def _forward(r):
+    """Returns F(X), float64 of X's shape ((N, k, d), or (k, d) for one sequence)."""
+    _raise("forward", r)
+    return r["outputs"]["output"]
+
+
+def _import_attention(r):
+    """Returns the Instance (from_torch makes one from a torch.nn.MultiheadAttention)."""
+    _raise("import_attention", r)
+    return r["outputs"]["output"]
+
+
+def _stage1(r):
+    """Returns (w_hat, standard_error, report): numpy arrays and the CLI's --report dict."""
+    import numpy
+    report = r["value"]
+    if r["status"] == 4:
+        raise ReferenceDisagreement(f"mhalearn.stage1: {r['error']}", [report["stages"][-1]], report=report)
+    _raise("stage1", r, report)
+    out = r["outputs"]["output"]
+    return numpy.array(out["matrix"]), numpy.array(out["standard_error"]), report
+
+
+def _sculpt(r):
+    """Returns (body, report): the body K as the CLI's -o writes it (format mhalearn.body: dim, radius,
+    slabs with a, b, eta) and the CLI's --report dict."""
+    _raise("sculpt", r, r["value"])
+    return r["outputs"]["output"], r["value"]
+
+
+def _hard(r):
+    """Returns (instance, report) with the CLI's --json report; with study=True the study's report."""
+    _raise("hard", r, r["value"])
+    if "study" in r["value"]:
+        return r["value"]
+    return r["outputs"].get("output"), r["value"]
+
+
+def _study_wsum(r):
+    """Returns the rows of the CLI's TSV as dicts."""
+    _raise("study_wsum", r)
+    return r["value"]
+
+
+def _verify(r):
+    """Returns the rows (as `mhalearn verify --json` prints them); raises ReferenceDisagreement
+    (with every row attached) when one disagrees after escalation."""
+    rows = r["value"]
+    if r["status"] == 4:
+        bad = _disagreeing(rows)
+        raise ReferenceDisagreement(_first_disagreement(bad), bad, all_rows=rows)
+    _raise("verify", r, rows)
+    return rows
 
 
 def _first_disagreement(rows):
@@ -138,167 +259,47 @@ def _first_disagreement(rows):
             f"first: stage {r['stage']}{where}: {r['disagreement']}")
 
 
-def verify(instance, stages=("all",), *, seed=1, threads=None, layer=None):
-    """Each stage's fast path against its reference path on the same inputs, as
-    `mhalearn verify --json`: a list of rows. `layer` (an Instance, as the CLI's
-    --layer): polishing's objective evaluated at that layer. Raises
-    ReferenceDisagreement (with every row attached) when one disagrees after
-    escalation."""
-    kwargs = {"seed": seed}
-    if threads is not None:
-        kwargs["threads"] = threads
-    if layer is not None:
-        kwargs["layer"] = layer
-    if isinstance(stages, str):
-        raise TypeError("mhalearn.verify: argument 'stages' must be a list of stage names, got str")
-    rows = _one_line_errors("verify", _core.verify)(instance, list(stages), **kwargs)
-    bad = _disagreeing(rows)
-    if bad:
-        raise ReferenceDisagreement(_first_disagreement(bad), bad, all_rows=rows)
-    return rows
-
-
-class RunFailed(RuntimeError):
-    """A run stopped without its result (the CLI's exit status 1); `.report` says where."""
-
-    def __init__(self, message, report):
-        super().__init__(message)
-        self.report = report
-
-
-class LearnFailed(RunFailed):
-    """The learner stopped without a layer (the CLI's exit status 1); `.report` says where."""
-
-
-def _surface(core):
-    """The decorated function takes the arguments of `core` (its signature and
-    docstring first, as help() shows them), then its own docstring."""
-    def decorate(fn):
-        own = fn.__doc__ or ""
-        functools.update_wrapper(fn, core)
-        fn.__doc__ = (core.__doc__ or "") + "\n\n" + own
-        return fn
-    return decorate
-
-
-def _raise_on_status(name, status, error, report, stage):
-    """The CLI's exit statuses as exceptions: 4 ReferenceDisagreement, any other RunFailed."""
-    if status == 4:
-        raise ReferenceDisagreement(f"mhalearn.{name}: {error}", [stage], report=report)
-    if status != 0:
-        raise RunFailed(f"mhalearn.{name}: {error}", report)
-
-
-@_surface(_core.stage1)
-def stage1(*args, **kwargs):
-    """Stage 1 (as `mhalearn stage1`) on an Instance's oracle or on x, y arrays:
-    (w_hat, standard_error, report), numpy arrays and the CLI's --report dict."""
-    import numpy
-    status, error, report, output = _one_line_errors("stage1", _core.stage1)(*args, **kwargs)
-    _raise_on_status("stage1", status, error, report, report["stages"][-1])
-    return numpy.array(output["matrix"]), numpy.array(output["standard_error"]), report
-
-
-@_surface(_core.sculpt)
-def sculpt(*args, **kwargs):
-    """Stages 1 and 2 (as `mhalearn sculpt`): (body, report), the body K as the
-    CLI's -o writes it (format mhalearn.body: dim, radius, slabs with a, b, eta)."""
-    status, error, report, output = _one_line_errors("sculpt", _core.sculpt)(*args, **kwargs)
-    _raise_on_status("sculpt", status, error, report, report["stages"][-1])
-    return output, report
-
-
-@_surface(_core.hard)
-def hard(*args, **kwargs):
-    """The SQ-hard family F_S (as `mhalearn hard`): (instance, report) with the
-    CLI's --json report; with study=True the conditioning study's report (as
-    `mhalearn hard --study --json`). Raises RunFailed when a check fails."""
-    status, error, report, instance = _one_line_errors("hard", _core.hard)(*args, **kwargs)
-    _raise_on_status("hard", status, error, report, report)
-    return report if kwargs.get("study") else (instance, report)
-
-
-study_wsum = _one_line_errors("study_wsum", _core.study_wsum)
-
-
-def learn(source, y=None, m=None, *, seed=1, **options):
-    """Learn a layer end to end, as `mhalearn learn`: the six stages and polishing
-    (method="paper", the default), or a baseline on the same samples: "adam" (gradient training
-    of the same form) or "random-polish" (polishing alone from random starts).
-
-    source: an Instance (samples from its oracle with `seed`; the report then has
-    the errors against it), or inputs X (N, k, d) int8 +-1 / float64 with labels
-    `y` (N, k, d) float64 and the number of heads `m` (label noise drawn with `seed`).
-    options: the CLI's flags with underscores (--no-polish and --no-reference
-    are polish=False and reference=False), listed below from the CLI's option
-    table with their defaults, ranges and the methods that read them.
-    Returns (learned Instance, report dict); the report has the CLI's --report
-    keys plus "table", the CLI's printed table. As in the CLI, SIGINT or SIGTERM
-    stops the run at its next safe point (after writing the checkpoint, with
-    checkpoint=) and raises LearnFailed; continue it with resume=.
-    """
-    if isinstance(source, Instance):
-        if y is not None:
-            raise ValueError("give either an instance or X, y and m, not both")
-        if m is not None and m != source.m:
-            raise ValueError("m differs from the instance's number of heads")
-        layer, report = _one_line_errors("learn", _core.learn_instance)(source, seed, options)
-    else:
-        if y is None or m is None:
-            raise ValueError("with arrays give X, y and the number of heads m")
-        layer, report = _one_line_errors("learn", _core.learn_data)(source, y, m, seed, options)
-    if layer is None:
-        raise LearnFailed(report["message"], report)
-    _learner_verdict(report, layer, report)
+def _learn(r):
+    """Returns (learned Instance, report dict); the report has the CLI's --report keys plus "table",
+    the CLI's printed table. With checkpoint=, a checkpoint is written at every safe point; Ctrl-C
+    (KeyboardInterrupt) leaves the last one there, and resume= continues it to the bytes of a run
+    never stopped."""
+    layer, report = r["outputs"].get("output"), r["value"]
+    if r["status"] == 4:
+        bad = _disagreeing(report.get("reference", []))
+        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
+    if r["status"] != 0:
+        raise LearnFailed(r["error"], report)
     return layer, report
 
 
-def _learner_verdict(learner_report, layer, report):
-    """As the CLI's learner_exit_status: the diagnostics as warnings, and ReferenceDisagreement
-    (with `report` and `layer` attached) when a fast path disagrees with its reference."""
-    for d in learner_report.get("diagnostics", []):
-        if d["warning"]:
-            where = f", round {d['round']}" if "round" in d else ""
-            warnings.warn(f"stage {d['stage']}{where}: {d['name']}: {d['detail']}", LearnerDiagnostic, stacklevel=3)
-    bad = _disagreeing(learner_report.get("reference", []))
-    if bad:
-        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
-
-
-@_surface(_core.demo)
-def demo(*args, **kwargs):
-    """The default instance generated, sampled, checked and learned end to end, into the
-    folder `out` (instance.json, X.npy, Y.npy, learned.json, report.json), as `mhalearn demo`
-    with the same options: (report, text), the report as OUT/report.json holds it and the
-    text the CLI prints. The learner's options are learn's for the paper's learner (listed
-    below). Raises RunFailed (LearnFailed when the learner stopped) and ReferenceDisagreement
-    as learn does, the latter also when the forward cross-check disagrees."""
-    status, error, report, text = _one_line_errors("demo", _core.demo)(*args, **kwargs)
-    if status == 4 and report is None:  # the forward cross-check
-        raise ReferenceDisagreement(f"mhalearn.demo: {error}", [], report=report)
-    if status != 0:
+def _demo(r):
+    """Returns (report, text): the report as OUT/report.json holds it and the text the CLI prints.
+    Writes instance.json, X.npy, Y.npy, learned.json and report.json into the folder `out`."""
+    report = r["value"]
+    if r["status"] == 4 and (report is None or "learn" not in report):  # the forward cross-check
+        raise ReferenceDisagreement(f"mhalearn.demo: {r['error']}", [], report=report)
+    if r["status"] == 4:
+        bad = _disagreeing(report["learn"].get("reference", []))
+        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report)
+    if r["status"] != 0:
         failed = LearnFailed if report is not None and "learn" in report else RunFailed
-        raise failed(f"mhalearn.demo: {error}", report)
-    _learner_verdict(report["learn"], None, report)
-    return report, text
+        raise failed(f"mhalearn.demo: {r['error']}", report)
+    return report, r["text"]
 
 
-def _options_doc(rows):
-    """learn's options as help() prints them, one entry per row of the CLI's option table."""
-    lines = ["", "Options (the CLI's option table):", ""]
-    for r in rows:
-        default = r["default"]
-        if r["negated"]:
-            default = {"false": "True", "true": "False"}.get(default, default)
-        kind = "bool" if r["type"] == "flag" else {"integer": "int", "number": "float", "text": "str"}[r["type"]]
-        in_range = f", in {r['range']}" if r["range"] else ""
-        lines.append(f"    {r['keyword']} ({kind}, default {default}{in_range}; {r['methods']}):")
-        lines.append(f"        {r['help']}")
-    return "\n".join(lines)
-
-
-learn.__doc__ += _options_doc(_core.learn_option_table())
-demo.__doc__ += _options_doc(_core.demo_option_table())
+generate = _command("generate", _generate)
+check = _command("check", _check)
+sample = _command("sample", _sample)
+forward = _command("forward", _forward)
+import_attention = _command("import_attention", _import_attention)
+stage1 = _command("stage1", _stage1)
+sculpt = _command("sculpt", _sculpt)
+hard = _command("hard", _hard)
+study_wsum = _command("study_wsum", _study_wsum)
+verify = _command("verify", _verify)
+learn = _command("learn", _learn)
+demo = _command("demo", _demo)
 
 
 def from_torch(module, *, k=2, inputs="boolean"):

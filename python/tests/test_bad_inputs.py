@@ -1,6 +1,9 @@
 """The Python module's part of the bad-input suite: every `py` line of
 tests/cli/bad_inputs.txt raises its exception with one line holding its
-fragment (the CLI's lines are run by tests/cli/bad_inputs.py)."""
+fragment, in a folder of its own that the call leaves as it was (the CLI's
+lines are run by tests/cli/bad_inputs.py)."""
+import hashlib
+import os
 import pathlib
 
 import numpy as np
@@ -22,23 +25,44 @@ def py_cases():
     return out
 
 
+def snapshot(folder):
+    """{relative path: sha256 or "dir"} of everything under folder."""
+    out = {}
+    for base, dirs, files in os.walk(folder):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(base, name), folder) + "/"] = "dir"
+        for name in files:
+            path = os.path.join(base, name)
+            out[os.path.relpath(path, folder)] = hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+    return out
+
+
 @pytest.fixture(scope="module")
-def namespace():
+def folder(tmp_path_factory):
+    """The cases' folder: inst.json, X.npy, Y.npy and a regular file, afile."""
+    d = tmp_path_factory.mktemp("bad_inputs")
     inst = mh.generate(8, 2, 2, seed=1)
+    mh.write_instance(str(d / "inst.json"), inst)
     X, Y = mh.sample(inst, 64, seed=1)
-    W = np.eye(8)
-    return {"mh": mh, "np": np, "inst": inst, "X": X, "Y": Y, "W": W}
+    np.save(d / "X.npy", X)
+    np.save(d / "Y.npy", Y)
+    (d / "afile").write_text("a regular file\n")
+    return d, {"mh": mh, "np": np, "pathlib": pathlib, "inst": inst, "X": X, "Y": Y, "W": np.eye(8)}
 
 
 def test_the_suite_has_python_cases():
-    assert len(py_cases()) >= 30
+    assert len(py_cases()) >= 130
 
 
 @pytest.mark.parametrize("exception,fragment,expression", py_cases())
-def test_bad_input(namespace, exception, fragment, expression):
+def test_bad_input(folder, monkeypatch, exception, fragment, expression):
+    d, namespace = folder
+    monkeypatch.chdir(d)
+    before = snapshot(d)
     with pytest.raises(Exception) as info:
         eval(expression, dict(namespace))
     message = str(info.value)
     assert type(info.value).__name__ == exception, f"{expression}: {type(info.value).__name__}: {message}"
     assert "\n" not in message, f"{expression}: a multi-line message: {message}"
     assert fragment.lower() in message.lower(), f"{expression}: '{fragment}' not in: {message}"
+    assert snapshot(d) == before, f"{expression}: the folder changed"

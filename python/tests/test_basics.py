@@ -81,23 +81,22 @@ def one_line(excinfo):
 
 
 @pytest.mark.parametrize("call, needle", [
-    (lambda i: mhalearn.generate(8, 2, 0), "m must be at least 1, got 0"),
-    (lambda i: mhalearn.generate(8, 2, 2, inputs="uniform"), "inputs must be boolean or gaussian, got 'uniform'"),
+    (lambda i: mhalearn.generate(8, 2, 0), "m must be in 1..64, got 0"),
+    (lambda i: mhalearn.generate(8, 2, 2, inputs="uniform"), "inputs: 'uniform' is not one of boolean, gaussian"),
     (lambda i: mhalearn.forward(i, np.ones((4, 2, 7))), "X: token dimension is 7, the instance has d = 8"),
     (lambda i: mhalearn.forward(i, np.full((4, 2, 8), 2, dtype=np.int8)), "X: int8 inputs must be ±1, found 2 at flat index 0"),
     (lambda i: mhalearn.forward(i, np.full((1, 2, 8), np.nan)), "X: non-finite input at flat index 0"),
     (lambda i: mhalearn.forward(i, np.ones((2, 8), dtype=np.float16)),
      "got dtype float16; inputs X: shape (N, k, d); int8 with entries ±1 (Boolean inputs), or float64 or float32"),
     (lambda i: mhalearn.forward(i, np.ones(8)), "expected a 3-D array (N, k, d) or one sequence (k, d)"),
-    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="slow"), "path must be fast or reference, got 'slow'"),
-    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="reference", precision=10), "precision must be in 53..65536 bits, got 10"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="slow"), "path: 'slow' is not one of fast, reference"),
+    (lambda i: mhalearn.forward(i, np.ones((2, 8)), path="reference", precision=10), "precision must be in 53..2^16, got 10"),
     (lambda i: mhalearn.sample(i, 0), "n must be in"),
     (lambda i: mhalearn.read_instance("/nonexistent/inst.json"), "/nonexistent/inst.json"),
     (lambda i: mhalearn.Instance([(np.eye(8), np.eye(7))], k=2), "head"),
     (lambda i: mhalearn.import_attention(np.eye(8), np.eye(8), np.eye(8), np.eye(8), 3),
      "cannot import attention weights: d = 8 is not divisible by the number of heads 3"),
     (lambda i: mhalearn.learn(i, rounds=0), "rounds must be in 1..20, got 0"),
-    (lambda i: mhalearn.learn(i, colour="blue"), "learn: unknown option 'colour'"),
     (lambda i: mhalearn.learn(np.ones((5, 1, 8), dtype=np.int8), np.zeros((5, 1, 8)), 1),
      "k = 1: the learners need k >= 2"),
     (lambda i: mhalearn.learn(np.ones((5, 2, 8), dtype=np.int8), np.zeros((4, 2, 8)), 1), "X has shape (5, 2, 8) but Y has shape (4, 2, 8)"),
@@ -106,6 +105,25 @@ def test_bad_input_raises_value_error_with_one_line(inst, call, needle):
     with pytest.raises(ValueError) as excinfo:
         call(inst)
     assert needle in one_line(excinfo)
+
+
+def test_a_wrong_argument_is_a_type_error_naming_it(inst):
+    with pytest.raises(TypeError) as excinfo:
+        mhalearn.learn(inst, colour="blue")
+    assert "mhalearn.learn: unexpected keyword argument 'colour'" in one_line(excinfo)
+
+
+def test_paths_may_be_pathlike(inst, tmp_path):
+    """Every path argument takes str, bytes or os.PathLike (pathlib.Path)."""
+    import pathlib
+    path = tmp_path / "inst.json"
+    mhalearn.write_instance(path, inst)
+    for p in (path, str(path), bytes(path)):
+        assert mhalearn.read_instance(p).d == 8
+    assert mhalearn.check(path)["all_pass"] == mhalearn.check(inst)["all_pass"]
+    X, _ = mhalearn.sample(path, 20, seed=1)
+    np.save(tmp_path / "X.npy", X)
+    assert np.array_equal(mhalearn.forward(path, pathlib.Path(tmp_path / "X.npy")), mhalearn.forward(inst, X))
 
 
 def test_bad_instance_file_gives_the_cli_message(tmp_path):

@@ -1,15 +1,15 @@
-"""mhalearn.demo runs the CLI's demo (src/cli/demo_run.hpp): the same options,
-the same files, the same report; its options are learn's table for the paper's
-learner, less the method, the oracle and checkpoints."""
+"""mhalearn.demo runs the CLI's demo (src/commands/demo_run.hpp): the same
+options, the same files, the same report; its options are learn's table for the
+paper's learner, less the method, the oracle and checkpoints."""
+import inspect
 import json
-import re
 
 import numpy as np
 import pytest
 
 import mhalearn
 from mhalearn import _core
-from test_options import CLI_ONLY, cli, default_differences, flags, python_defaults, strip
+from test_options import cli, flags, strip
 
 # A small instance and budget: the demo's steps in a few seconds.
 SHAPE = dict(d=6, k=2, m=2, seed=3)
@@ -42,27 +42,21 @@ def test_same_demo_from_cli_and_python(tmp_path):
     assert strip(other) != strip(report)
 
 
-def demo_surfaces():
-    """(the CLI's demo flags as keywords, Python's demo arguments and option-table keywords)."""
-    text = cli("demo", "--help").stdout
-    flags = set(re.findall(r"^  (?:-\w,)?--([a-z0-9-]+)", text, re.M)) - set(CLI_ONLY["*"])
-    cli_names = {"polish" if f == "no-polish" else "reference" if f == "no-reference" else f.replace("-", "_")
-                 for f in flags}
-    explicit = python_defaults("demo").keys() | {"out"}
-    return cli_names, set(explicit) | {row["keyword"] for row in _core.demo_option_table()}
-
-
-def test_demo_options_are_the_cli_s():
-    cli_names, py_names = demo_surfaces()
-    assert sorted(cli_names - py_names) == [] and sorted(py_names - cli_names) == []
-    assert default_differences("demo", python_defaults("demo")) == {}
-    # Its tester: the table's rows that demo leaves out are not demo's on either surface.
-    assert {"method", "oracle", "checkpoint", "resume"} & (cli_names | py_names) == set()
+def test_demo_takes_the_paper_learner_s_options():
+    """Its declaration: learn's options for the paper's learner, less the method, the
+    oracle, the validation set and checkpoints (tests/docs/options_table.py checks that
+    --help and the signature are the declaration)."""
+    params = set(inspect.signature(mhalearn.demo).parameters)
+    learn = next(c for c in _core.commands() if c["name"] == "learn")
+    paper = {o["keyword"] for o in learn["options"] if o["methods"] & 1 and o["python"]}
+    excluded = {"method", "oracle", "checkpoint", "resume", "validation_samples"}
+    assert paper - excluded - {"source", "x", "y", "seed", "m", "label_noise"} <= params
+    assert excluded & params == set()
 
 
 def test_options_demo_does_not_take_are_refused(tmp_path):
     for key, value in [("method", "adam"), ("oracle", "hull"), ("checkpoint", "ck"), ("rounds_", 3)]:
-        with pytest.raises(ValueError, match=f"demo: unknown option '{key}'"):
+        with pytest.raises(TypeError, match=f"mhalearn.demo: unexpected keyword argument '{key}'"):
             mhalearn.demo(str(tmp_path / "x"), **{key: value})
     with pytest.raises(ValueError, match="demo: "):
         mhalearn.demo(str(tmp_path / "x"), d=4, k=8)

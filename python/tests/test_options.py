@@ -1,7 +1,9 @@
-"""learn's options from one table (src/cli/learn_settings.hpp): Python takes
-every option the CLI has, help() shows each with its default, and the same
-options give the same run on both surfaces — the baselines, label noise and
-checkpoint/resume included."""
+"""learn's options from one table (src/commands/learn_settings.hpp), part of
+learn's one declaration: Python takes every option the CLI has, help() shows
+each with its default, and the same options give the same run on both
+surfaces — the baselines, label noise and checkpoint/resume included. That
+every subcommand's --help, Python signature and docs/options.md agree with the
+declarations is tests/docs/options_table.py's."""
 import json
 import os
 import pathlib
@@ -45,29 +47,39 @@ def inst(tmp_path_factory):
     return path, mhalearn.read_instance(str(path))
 
 
+def learn_options():
+    """The rows of learn's option table (those a method reads), as learn's declaration has them."""
+    learn = next(c for c in _core.commands() if c["name"] == "learn")
+    return [o for o in learn["options"] if o["python"] and o["methods"]]
+
+
 def test_every_cli_option_is_a_keyword(inst):
-    """Each row of the table is a keyword learn() recognises: a value of the
-    wrong type is refused as such, not as an unknown option."""
-    rows = _core.learn_option_table()
-    assert len(rows) > 30
-    for row in rows:
-        with pytest.raises((ValueError, TypeError)) as e:
-            mhalearn.learn(inst[1], **{row["keyword"]: object()})
-        assert "unknown option" not in str(e.value), row
+    """Each option of learn's declaration is a keyword learn() recognises: a value of
+    the wrong type is refused as such (TypeError naming it), not as an unknown argument."""
+    options = learn_options()
+    assert len(options) > 30
+    for o in options:
+        with pytest.raises(TypeError) as e:
+            mhalearn.learn(inst[1], **{o["keyword"]: object()})
+        assert f"argument '{o['keyword']}' must be" in str(e.value), o
 
 
 def test_unknown_keyword_is_refused(inst):
-    with pytest.raises(ValueError, match="unknown option 'rounds_'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rounds_'"):
         mhalearn.learn(inst[1], rounds_=3)
 
 
 def test_help_lists_every_option_with_its_default():
     doc = mhalearn.learn.__doc__
-    for row in _core.learn_option_table():
-        line = next((l for l in doc.splitlines() if l.strip().startswith(row["keyword"] + " (")), None)
-        assert line is not None, row["keyword"]
-        default = {"false": "True", "true": "False"}.get(row["default"]) if row["negated"] else row["default"]
-        assert f"default {default}" in line, (line, row)
+    for o in learn_options():
+        line = next((l for l in doc.splitlines() if l.strip().startswith(o["keyword"] + " (")), None)
+        assert line is not None, o["keyword"]
+        if o["type"] == "flag":
+            assert f"default {o['negated']!r}" in line, (line, o)
+        elif o["default"] is not None:
+            assert f"default {o['default']!r}" in line, (line, o)
+        else:
+            assert "default None" in line, (line, o)
 
 
 def strip(report):
@@ -130,111 +142,6 @@ def test_checkpoint_and_resume(inst, tmp_path, monkeypatch):
     for provenance in (report["provenance"], resumed.provenance):
         assert [(b["git_commit"], b["until"]) for b in provenance["earlier_builds"]] == \
             [("0000000", e.value.report["safe_point"])]
-
-
-# The other subcommands: every CLI option has a Python argument of the same
-# name, but those that only concern files and printing, which Python returns
-# as values instead. A new CLI option fails this test until Python has it (or
-# it is listed here with its reason).
-CLI_ONLY = {
-    "*": {"help": "CLI11's help", "quiet": "progress lines of the CLI", "json": "the CLI prints JSON; Python returns dicts",
-          "output": "a file to write; Python returns the value", "report": "a file to write; Python returns the rows"},
-    "sample": {"x": "files to write; Python returns (X, Y)", "y": "files to write; Python returns (X, Y)"},
-    "check": {"strict": "an exit status; Python returns the report with each verdict"},
-    "hard": {"study_data": "a file to write; Python returns the study's rows in its report"},
-}
-PYTHON_ONLY = {"verify": {"stages": "the CLI's positional stages"}, "generate": set(), "sample": {"instance": "the CLI's positional instance"},
-               "forward": {"instance": "the CLI's positional instance"}, "check": {"instance": "the CLI's positional instance"},
-               "stage1": {"instance": "the CLI's positional instance"}, "sculpt": {"instance": "the CLI's positional instance"}}
-# Python's name of a subcommand: its name with '-' as '_'.
-SUBCOMMANDS = ["generate", "check", "sample", "forward", "import", "verify", "stage1", "sculpt", "hard", "study-wsum"]
-
-
-def python_name(subcommand):
-    """mhalearn.import_attention for `import` (a Python keyword); the others with '-' as '_'."""
-    return {"import": "import_attention"}.get(subcommand, subcommand.replace("-", "_"))
-
-
-def python_arguments(name):
-    import inspect
-    name = python_name(name)
-    fn = getattr(mhalearn, name)
-    try:
-        return set(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):  # a pybind11 function: its signature is the docstring's first line
-        first = getattr(_core, name).__doc__.splitlines()[0]
-        inner = first[first.index("(") + 1:first.rindex(") ->")]
-        return {p.split(":")[0].strip() for p in mhalearn._split_top_level(inner) if p.strip() not in ("*", "/")}
-
-
-def surface_difference(name, cli_only):
-    """(CLI options without a Python argument, Python arguments without a CLI option)."""
-    import re
-    text = cli(name, "--help").stdout
-    flags = set(re.findall(r"^  (?:-\w,)?--([a-z0-9-]+)", text, re.M))
-    cli_names = {f.replace("-", "_") for f in flags} - set(cli_only["*"]) - set(cli_only.get(name, {}))
-    py_names = python_arguments(name) - set(PYTHON_ONLY.get(python_name(name), {}))
-    return sorted(cli_names - py_names), sorted(py_names - cli_names)
-
-
-@pytest.mark.parametrize("name", SUBCOMMANDS)
-def test_every_subcommand_option_is_a_python_argument(name):
-    assert surface_difference(name, CLI_ONLY) == ([], [])
-
-
-def test_the_surface_check_sees_a_cli_option_python_lacks():
-    """Its test of the tester: without check's --strict excused, check differs."""
-    assert surface_difference("check", {"*": CLI_ONLY["*"]}) == (["strict"], [])
-
-
-def python_defaults(name):
-    """{argument: default} of the arguments that have one (None: "as the CLI's")."""
-    import inspect
-    name = python_name(name)
-    fn = getattr(mhalearn, name)
-    try:
-        return {k: p.default for k, p in inspect.signature(fn).parameters.items()
-                if p.default is not inspect.Parameter.empty and p.default is not None}
-    except (TypeError, ValueError):
-        first = getattr(_core, name).__doc__.splitlines()[0]
-        inner = first[first.index("(") + 1:first.rindex(") ->")]
-        out = {}
-        for p in mhalearn._split_top_level(inner):
-            if "=" in p:
-                key, value = p.split("=", 1)
-                if value.strip() != "None":  # None: "as the CLI's" (or not given)
-                    out[key.split(":")[0].strip()] = value.strip().strip("'")
-        return out
-
-
-def same_default(cli_value, py_value):
-    if isinstance(py_value, (list, str)) and str(py_value).startswith("["):  # a list: "[8,16,32]" on both sides
-        return str(cli_value).replace(" ", "") == str(py_value).replace(" ", "")
-    try:
-        return float(cli_value) == float(py_value)
-    except (TypeError, ValueError):
-        return str(cli_value) == str(py_value)
-
-
-def default_differences(name, py):
-    """{argument: (CLI default, Python default)} where both have one and they differ."""
-    import sys
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "docs"))
-    import options_table
-    cli_defaults = {flag[2:].replace("-", "_"): default
-                    for flag, (default, _) in options_table.parse_help(cli(name, "--help").stdout).items() if default}
-    return {k: (cli_defaults[k], py[k]) for k in set(cli_defaults) & set(py) if not same_default(cli_defaults[k], py[k])}
-
-
-@pytest.mark.parametrize("name", [n for n in SUBCOMMANDS if n != "check"])
-def test_every_subcommand_default_is_python_s(name):
-    """Where both surfaces have a default (Python's threads=None means the CLI's), it is the same."""
-    assert default_differences(name, python_defaults(name)) == {}
-
-
-def test_the_default_check_sees_a_changed_default():
-    """Its test of the tester: generate's scale 7 in Python against the CLI's 6."""
-    assert default_differences("generate", dict(python_defaults("generate"), scale=7.0)) == {"scale": ("6", 7.0)}
 
 
 def test_verify_at_a_layer_from_python(inst):

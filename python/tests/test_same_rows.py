@@ -40,7 +40,7 @@ def runs(tmp_path_factory):
 
     demo = tmp / "demo"
     cli("demo", "--d", "10", "--k", "2", "--m", "2", "--scale", "3", "--seed", "12", "--out", str(demo),
-        "--sample-seed", str(SEED), "--cross-check", "256", "--write-samples", "0", *flags(BUDGET))
+        "--sample-seed", str(SEED), "--cross-check", "64", "--write-samples", "0", *flags(BUDGET))
     instance = demo / "instance.json"
     verify_rows = json.loads(cli("verify", "all", "--json", "--instance", str(instance), "--seed", str(SEED)))
     learn_report = tmp / "learn.json"

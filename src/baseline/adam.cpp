@@ -4,6 +4,8 @@
 #include "util/format.hpp"
 #include "numeric/rng.hpp"
 #include "stages/stage6/net.hpp"
+#include "util/clock.hpp"
+#include "util/progress.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -99,101 +101,132 @@ Layer adam_initial_layer(int d, const AdamOptions& o) {
   return layer;
 }
 
-AdamResult train_adam(const SampleSource& source, const AdamOptions& o, const Instance* truth) {
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  AdamResult result;
-  AdamReport& rep = result.report;
-  const int d = source.d();
+namespace {
+
+// What the run trains on: the validation set, then consecutive training
+// samples cycling through a finite dataset, `batch` at a time.
+struct AdamData {
+  LabelledBatch validation;
+  int64_t train_first = 0, train_available = 0, batch = 0;
+};
+
+// The data of a run, or false with the report's message saying why there are none.
+bool adam_data(const SampleSource& source, const AdamOptions& o, AdamReport& rep, AdamData& data) {
   if (o.m < 1 || o.batch < 1 || (o.max_samples <= 0 && o.max_seconds <= 0)) {
     rep.message = "adam needs m ≥ 1, a batch ≥ 1 and a sample or time budget";
-    return result;
+    return false;
   }
-  const LabelledBatch validation = source.draw(0, o.validation_samples, o.threads);
-  const int64_t train_first = validation.x.count, train_available = samples_from(source, train_first);
-  if (validation.x.count < o.validation_samples || train_available < 1) {
+  data.validation = source.draw(0, o.validation_samples, o.threads);
+  data.train_first = data.validation.x.count;
+  data.train_available = samples_from(source, data.train_first);
+  if (data.validation.x.count < o.validation_samples || data.train_available < 1) {
     rep.message = "the data hold " + std::to_string(source.available()) + " samples: fewer than the " +
                   std::to_string(o.validation_samples) + "-sample validation set and one training batch";
-    return result;
+    return false;
   }
-  rep.validation_samples = validation.x.count;
-  const int64_t batch = std::min(o.batch, train_available);
+  rep.validation_samples = data.validation.x.count;
+  data.batch = std::min(o.batch, data.train_available);
+  return true;
+}
 
-  Layer student = adam_initial_layer(d, o);
-  Moments moments{zeros_like(student), zeros_like(student)};
-  Layer best = student;
-  double best_validation = INFINITY;
-  int64_t next_checkpoint = 1;
+// The student and its moments as training moves them.
+struct AdamStudent {
+  Layer layer;
+  Moments moments;
   int64_t trained = 0;  // training samples drawn
+};
+
+// Step `step` at learning rate `rate` on the next batch; returns the batch's mean loss.
+double adam_step(const SampleSource& source, const AdamOptions& o, const AdamData& data, int64_t step, double rate,
+                 AdamStudent& s) {
+  const uint64_t first = data.train_first + static_cast<uint64_t>(s.trained % data.train_available);
+  LabelledBatch b = source.draw(first, std::min(data.batch, data.train_available - (s.trained % data.train_available)),
+                                o.threads);
+  s.trained += b.x.count;
+  const LossGradient<double> g = batch_gradient(s.layer, b, o.threads);
+  const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
+  for (int i = 0; i < o.m; ++i) {
+    adam_update(s.layer.heads[i].theta, s.moments.first.heads[i].theta, s.moments.second.heads[i].theta,
+                g.gradient.heads[i].theta, o, rate, c1, c2);
+    adam_update(s.layer.heads[i].w, s.moments.first.heads[i].w, s.moments.second.heads[i].w, g.gradient.heads[i].w, o,
+                rate, c1, c2);
+  }
+  return g.loss;
+}
+
+// The trajectory's point after `step`: recorded, the best layer by validation
+// kept in `best`; true, with the report's stop reason, when it ends the run.
+bool adam_checkpoint(const AdamOptions& o, const AdamData& data, const AdamStudent& s, const Instance* truth,
+                     int64_t step, double rate, double loss, double seconds, AdamReport& rep, Layer& best) {
+  AdamCheckpoint c;
+  c.step = step;
+  c.samples = rep.validation_samples + s.trained;
+  c.learning_rate = rate;
+  c.train_loss = loss;
+  c.validation_error = relative_error(s.layer, data.validation, o.threads);
+  if (!std::isfinite(c.validation_error)) c.validation_error = INFINITY;
+  if (truth) {
+    const LayerErrors e = compare_layers(s.layer, *truth, o.test_seed, 0, o.threads);
+    c.theta_max_rel = e.theta_max_rel;
+    c.w_max_rel = e.w_max_rel;
+  }
+  c.seconds = seconds;
+  const double best_validation = rep.best_checkpoint < 0 ? INFINITY : rep.trajectory[rep.best_checkpoint].validation_error;
+  if (c.validation_error < best_validation) {
+    best = s.layer;
+    rep.best_checkpoint = static_cast<int>(rep.trajectory.size());
+  }
+  rep.trajectory.push_back(c);
+  if (!std::isfinite(c.validation_error)) rep.stop_reason = "diverged";
+  else if (c.validation_error < o.target) rep.stop_reason = "target";
+  else if (truth && o.stop_parameter_error > 0 && std::max(c.theta_max_rel, c.w_max_rel) <= o.stop_parameter_error) {
+    best = s.layer;  // the run is measured at this checkpoint
+    rep.best_checkpoint = static_cast<int>(rep.trajectory.size()) - 1;
+    rep.stop_reason = "parameter_error";
+  } else return false;
+  return true;
+}
+
+}  // namespace
+
+AdamResult train_adam(const SampleSource& source, const AdamOptions& o, const Instance* truth) {
+  const auto start = std::chrono::steady_clock::now();
+  AdamResult result;
+  AdamReport& rep = result.report;
+  AdamData data;
+  if (!adam_data(source, o, rep, data)) return result;
+  AdamStudent s{adam_initial_layer(source.d(), o), {}, 0};
+  s.moments = {zeros_like(s.layer), zeros_like(s.layer)};
+  Layer best = s.layer;
+  int64_t next_checkpoint = 1;
   rep.stop_reason = "budget";
+  Progress progress("adam", o.max_samples);
   for (int64_t step = 1;; ++step) {
     // Schedule progress: samples when there is a sample budget, else time.
-    const double progress = o.max_samples > 0 ? static_cast<double>(trained) / o.max_samples : elapsed() / o.max_seconds;
-    if (progress >= 1) break;
-    if (o.max_seconds > 0 && elapsed() >= o.max_seconds) {
+    const double done = o.max_samples > 0 ? static_cast<double>(s.trained) / o.max_samples : seconds_since(start) / o.max_seconds;
+    if (done >= 1) break;
+    if (o.max_seconds > 0 && seconds_since(start) >= o.max_seconds) {
       rep.stop_reason = "time";
       break;
     }
-    const double rate = o.learning_rate * 0.5 * (1 + std::cos(std::numbers::pi * progress));
-    // Consecutive training samples, cycling through a finite dataset.
-    const uint64_t first = train_first + static_cast<uint64_t>(trained % train_available);
-    LabelledBatch b = source.draw(first, std::min(batch, train_available - (trained % train_available)), o.threads);
-    trained += b.x.count;
-    const LossGradient<double> g = batch_gradient(student, b, o.threads);
-    const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
-    for (int i = 0; i < o.m; ++i) {
-      adam_update(student.heads[i].theta, moments.first.heads[i].theta, moments.second.heads[i].theta,
-                  g.gradient.heads[i].theta, o, rate, c1, c2);
-      adam_update(student.heads[i].w, moments.first.heads[i].w, moments.second.heads[i].w, g.gradient.heads[i].w, o,
-                  rate, c1, c2);
-    }
+    const double rate = o.learning_rate * 0.5 * (1 + std::cos(std::numbers::pi * done));
+    const double loss = adam_step(source, o, data, step, rate, s);
+    progress.update(s.trained);
     rep.steps = step;
-    const bool last = o.max_samples > 0 && trained >= o.max_samples;
+    const bool last = o.max_samples > 0 && s.trained >= o.max_samples;
     if (step < next_checkpoint && !last) continue;
     next_checkpoint = std::max(step + 1, static_cast<int64_t>(std::ceil(step * o.checkpoint_growth)));
-    AdamCheckpoint c;
-    c.step = step;
-    c.samples = rep.validation_samples + trained;
-    c.learning_rate = rate;
-    c.train_loss = g.loss;
-    c.validation_error = relative_error(student, validation, o.threads);
-    if (!std::isfinite(c.validation_error)) c.validation_error = INFINITY;
-    if (truth) {
-      const LayerErrors e = compare_layers(student, *truth, o.test_seed, 0, o.threads);
-      c.theta_max_rel = e.theta_max_rel;
-      c.w_max_rel = e.w_max_rel;
-    }
-    c.seconds = elapsed();
-    if (c.validation_error < best_validation) {
-      best_validation = c.validation_error;
-      best = student;
-      rep.best_checkpoint = static_cast<int>(rep.trajectory.size());
-    }
-    rep.trajectory.push_back(c);
-    if (!std::isfinite(c.validation_error)) {
-      rep.stop_reason = "diverged";
-      break;
-    }
-    if (c.validation_error < o.target) {
-      rep.stop_reason = "target";
-      break;
-    }
-    if (truth && o.stop_parameter_error > 0 && std::max(c.theta_max_rel, c.w_max_rel) <= o.stop_parameter_error) {
-      best = student;  // the run is measured at this checkpoint
-      rep.best_checkpoint = static_cast<int>(rep.trajectory.size()) - 1;
-      rep.stop_reason = "parameter_error";
-      break;
-    }
+    if (adam_checkpoint(o, data, s, truth, step, rate, loss, seconds_since(start), rep, best)) break;
   }
-  rep.samples_total = rep.validation_samples + trained;
+  rep.samples_total = rep.validation_samples + s.trained;
   if (rep.best_checkpoint < 0) {
     rep.message = "no checkpoint was reached within the budget";
-    rep.seconds = elapsed();
+    rep.seconds = seconds_since(start);
     return result;
   }
   result.layer = best;
   if (truth) rep.errors = compare_layers(best, *truth, o.test_seed, o.test_samples, o.threads);
-  rep.seconds = elapsed();
+  rep.seconds = seconds_since(start);
   rep.ok = true;
   return result;
 }

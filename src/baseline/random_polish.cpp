@@ -3,6 +3,7 @@
 #include "util/format.hpp"
 #include "numeric/rng.hpp"
 #include "stages/stage6/net.hpp"
+#include "util/clock.hpp"
 #include "util/progress.hpp"
 
 #include <algorithm>
@@ -64,10 +65,6 @@ Chunks make_chunks(const SampleSource& source, const RandomPolishOptions& o, con
                 ? std::numeric_limits<int>::max()
                 : std::max<int64_t>(0, (source.available() - c.first) / c.size);
   return c;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 // Polishing from start s on its chunk, scored on the shared validation set.

@@ -1,5 +1,6 @@
 #include "cli/stop_signals.hpp"
 
+#include "commands/stop.hpp"
 #include "data/atomic_file.hpp"
 
 #include <csignal>
@@ -11,7 +12,6 @@ namespace mha::cli {
 
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
 struct sigaction g_previous[2];
 constexpr int kSignals[2] = {SIGINT, SIGTERM};
 bool g_installed[2] = {false, false};
@@ -26,11 +26,11 @@ extern "C" void end_on_signal(int sig) {
 }
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_stop) {  // the second signal: stop at once, without leaving temporary files
+  if (commands::stop_requested()) {  // the second signal: stop at once, without leaving temporary files
     end_on_signal(sig);
     return;
   }
-  g_stop = 1;
+  commands::request_stop();
   // write(2) is async-signal-safe; stdio is not.
   static const char kMessage[] =
       "mhalearn learn: stopping at the next safe point (a second signal stops at once)\n";
@@ -41,7 +41,7 @@ extern "C" void on_stop_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  g_stop = 0;
+  commands::clear_stop_request();
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
   action.sa_handler = on_stop_signal;
@@ -71,9 +71,5 @@ void remove_temporary_files_on_signals() {
     ::sigaction(sig, &action, nullptr);
   }
 }
-
-bool StopSignals::requested() { return g_stop != 0; }
-
-void StopSignals::request() { g_stop = 1; }
 
 }  // namespace mha::cli

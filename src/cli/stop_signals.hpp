@@ -11,21 +11,19 @@
 // temporary file is ever renamed over it.
 #pragma once
 
+#include "commands/schema.hpp"
+
 namespace mha::cli {
 
 void remove_temporary_files_on_signals();
 
-class StopSignals {
+// The handlers of a long learn (commands/stop.hpp holds the request they make).
+class StopSignals : public commands::Scope {
  public:
   StopSignals();   // installs the handlers and clears the request
-  ~StopSignals();  // restores the previous handlers
+  ~StopSignals() override;  // restores the previous handlers
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
-
-  // Whether a stop was requested, by a signal or by request().
-  static bool requested();
-  // The same request a signal makes (the tests' MHALEARN_STOP_AT_SAFE_POINT).
-  static void request();
 };
 
 }  // namespace mha::cli

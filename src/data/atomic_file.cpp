@@ -145,7 +145,62 @@ void remove_temporary_files() noexcept {
     if (slot.state.load(std::memory_order_acquire) == kReady) ::unlink(slot.path);
 }
 
-AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp.XXXXXX") {
+OutputTarget output_target(const std::string& path) {
+  OutputTarget t;
+  t.path = path;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    struct stat link;
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      t.problem = "is a symbolic link to a missing file";  // nothing to write through, nothing to keep
+    return t;  // a new file
+  }
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+    t.write_through = true;
+    return t;
+  }
+  if (S_ISDIR(st.st_mode)) t.problem = "is a directory, not a file";
+  else if (S_ISBLK(st.st_mode)) t.problem = "is a block device (outputs are files, character devices or pipes)";
+  else if (S_ISSOCK(st.st_mode)) t.problem = "is a socket (outputs are files, character devices or pipes)";
+  else if (!S_ISREG(st.st_mode)) t.problem = "is not a regular file, a character device or a pipe";
+  if (!t.problem.empty()) return t;
+  // A symbolic link keeps pointing at its file, which is replaced.
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved) {
+    t.path = resolved;
+    std::free(resolved);
+  }
+  return t;
+}
+
+namespace {
+
+// The temporary file beside `path`: its name and ".tmp.XXXXXX", the name cut so
+// that the whole fits the file system's longest name (a 255-byte name works too).
+std::string temporary_for(const std::string& path) {
+  constexpr size_t kSuffix = sizeof(".tmp.XXXXXX") - 1;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  const long max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  std::string name = p.filename().string();
+  const size_t limit = (max > 0 ? static_cast<size_t>(max) : 255) - kSuffix;
+  if (name.size() > limit) name.resize(limit);
+  return (p.has_parent_path() ? (p.parent_path() / name).string() : name) + ".tmp.XXXXXX";
+}
+
+}  // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), target_(output_target(path_)) {
+  if (!target_.problem.empty()) {
+    error_ = "cannot write " + path_ + ": it " + target_.problem;
+    return;
+  }
+  if (target_.write_through) {
+    fd_ = ::open(target_.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0) error_ = "cannot open " + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  tmp_ = temporary_for(target_.path);
   fd_ = create_registered_temporary(tmp_, slot_);
   if (fd_ < 0) {
     error_ = "cannot create a temporary file for " + path_ + ": " + std::strerror(errno);
@@ -186,9 +241,10 @@ std::string AtomicFileWriter::write(std::string_view bytes) {
 
 std::string AtomicFileWriter::finish() {
   if (!error_.empty() || finished_) return error_;
-  // mkstemp creates 0600; outputs are ordinary files.
-  ::fchmod(fd_, 0644);
-  const bool synced = ::fsync(fd_) == 0;
+  // mkstemp creates 0600; outputs are ordinary files. A device or a pipe is
+  // neither changed nor synced (fsync fails on a pipe).
+  if (!target_.write_through) ::fchmod(fd_, 0644);
+  const bool synced = target_.write_through || ::fsync(fd_) == 0;
   const int saved = errno;
   const bool closed = ::close(fd_) == 0;
   fd_ = -1;
@@ -200,9 +256,13 @@ std::string AtomicFileWriter::finish() {
 std::string AtomicFileWriter::publish() {
   if (auto e = finish(); !e.empty()) return e;
   if (published_) return "";
+  if (target_.write_through) {  // written through already
+    published_ = true;
+    return "";
+  }
   hold_for_tests(g_test_hooks.hold_before_rename);
   stop_if_ending();  // a signal's sweep is under way: keep the previous output
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+  if (std::rename(tmp_.c_str(), target_.path.c_str()) != 0)
     return fail("cannot rename into " + path_ + ": " + std::strerror(errno));
   published_ = true;
   unregister_temporary(slot_);
@@ -225,6 +285,11 @@ int64_t free_bytes_for(const std::string& path) {
 }
 
 bool read_whole_file(const std::string& path, std::string& bytes, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": is a directory, not a file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open " + path + ": " + std::strerror(errno);

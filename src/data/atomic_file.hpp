@@ -3,6 +3,12 @@
 // half-written file under the requested name. The temporary files of writers
 // in progress are also listed where a signal handler can remove them
 // (remove_temporary_files), so SIGINT or SIGTERM does not leave them behind.
+//
+// What is there already is never replaced by something else: an existing
+// character device or named pipe (/dev/null, a FIFO, /dev/stdout) is written
+// through, as cp and sort -o do, and a symbolic link keeps pointing where it
+// did (the file it names is replaced). Directories, block devices and sockets
+// are refused (output_target).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +16,14 @@
 #include <string_view>
 
 namespace mha {
+
+// Where writing `path` puts the bytes, and how.
+struct OutputTarget {
+  std::string path;            // the path, or the file its symbolic link names
+  bool write_through = false;  // an existing character device or pipe: opened and written, never replaced
+  std::string problem;         // "" or why nothing can be written there ("is a directory", ...)
+};
+OutputTarget output_target(const std::string& path);
 
 // Returns an empty string on success, else a one-line error naming the path.
 std::string write_file_atomically(const std::string& path, std::string_view bytes);
@@ -34,6 +48,7 @@ class AtomicFileWriter {
  private:
   std::string fail(const std::string& what);
   std::string path_, tmp_, error_;
+  OutputTarget target_;
   int fd_ = -1;
   int slot_ = -1;  // its entry in the table remove_temporary_files reads
   bool finished_ = false, published_ = false;
@@ -53,7 +68,8 @@ void remove_temporary_files() noexcept;
 // cannot be told.
 int64_t free_bytes_for(const std::string& path);
 
-// Reads a whole file. Returns false and sets `error` when it cannot be read.
+// Reads a whole file. Returns false and sets `error` when it cannot be read
+// (a directory says so).
 bool read_whole_file(const std::string& path, std::string& bytes, std::string& error);
 
 }  // namespace mha

@@ -1,5 +1,7 @@
 #include "learn/checkpoint.hpp"
 
+#include "learn/report_fields.hpp"
+
 #include "data/atomic_file.hpp"
 #include "data/instance_io.hpp"
 #include "data/npy.hpp"
@@ -212,36 +214,50 @@ json noise_to_json(const std::optional<NoiseReport>& n) {
                          {"memory_cap", f.memory_cap}, {"reason", f.reason}}}};
 }
 
-// The report exactly (interrupted and safe_point are never part of a checkpoint).
-// A stage's details are JSON already: their numbers print and read back
+// The report exactly, each field of learn/report_fields.hpp (those a checkpoint
+// keeps). A stage's details are JSON already: their numbers print and read back
 // exactly, and a non-finite one is null in the report whether resumed or not.
-// The reference rows and the diagnostics as the report writes them (learn/report.hpp).
-json reference_to_json(const LearnReport& r) {
-  json rows = json::array();
-  for (const ReferenceCheck& c : r.reference) rows.push_back(to_json(c));
-  return rows;
-}
+struct ReportEncoder {
+  json& out;
 
-json diagnostics_to_json(const LearnReport& r) {
-  json rows = json::array();
-  for (const Diagnostic& d : r.diagnostics) rows.push_back(to_json(d));
-  return rows;
-}
+  static json value(LearnVariant v) { return to_string(v); }
+  static json value(const std::vector<StageRecord>& stages) {
+    json out = json::array();
+    for (const auto& s : stages)
+      out.push_back({{"stage", s.stage}, {"round", s.round}, {"samples", s.samples}, {"seconds", hex(s.seconds)},
+                     {"summary", s.summary}, {"details", s.details}});
+    return out;
+  }
+  static json value(const std::vector<double>& v) { return hex_list(v); }
+  static json value(double v) { return hex(v); }
+  static json value(const std::optional<LayerErrors>& e) { return errors_to_json(e); }
+  static json value(const std::optional<NoiseReport>& n) { return noise_to_json(n); }
+  template <class C, class Cs>
+  static json value(const ProcessFields<C, Cs>& p) {
+    return {{"shared_samples_by_process", p.shared_samples_by_process}, {"gathers", p.gathers},
+            {"gathered_doubles_sent", p.gathered_doubles_sent}, {"gathered_doubles_received", p.gathered_doubles_received}};
+  }
+  template <class Row>
+  static json rows(const std::vector<Row>& v) {
+    json out = json::array();
+    for (const Row& r : v) out.push_back(to_json(r));
+    return out;
+  }
+  static json value(const std::vector<ReferenceCheck>& v) { return rows(v); }
+  static json value(const std::vector<Diagnostic>& v) { return rows(v); }
+  template <class T>
+  static json value(const T& v) { return v; }
+
+  template <class T>
+  void operator()(const ReportField& f, const T& v) {
+    if (f.checkpoint) out[f.checkpoint] = value(v);
+  }
+};
 
 json report_to_json(const LearnReport& r) {
-  json stages = json::array();
-  for (const auto& s : r.stages)
-    stages.push_back({{"stage", s.stage}, {"round", s.round}, {"samples", s.samples}, {"seconds", hex(s.seconds)},
-                      {"summary", s.summary}, {"details", s.details}});
-  return {{"variant", to_string(r.variant)}, {"stages", std::move(stages)},
-          {"round_validation_error", hex_list(r.round_validation_error)},
-          {"best_round", r.best_round}, {"samples_paper", r.samples_paper}, {"samples_polish", r.samples_polish},
-          {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", hex(r.seconds)},
-          {"ok", r.ok}, {"message", r.message}, {"errors_coarse_net", errors_to_json(r.errors_coarse_net)},
-          {"errors_before_polish", errors_to_json(r.errors_before_polish)}, {"errors", errors_to_json(r.errors)},
-          {"resumed_at", r.resumed_at}, {"noise", noise_to_json(r.noise)}, {"samples_final_fit", r.samples_final_fit},
-          {"errors_before_final_fit", errors_to_json(r.errors_before_final_fit)},
-          {"reference", reference_to_json(r)}, {"diagnostics", diagnostics_to_json(r)}};
+  json out = json::object();
+  visit_report_fields(r, ReportEncoder{out});
+  return out;
 }
 
 // ---- Reading -----------------------------------------------------------------
@@ -425,28 +441,23 @@ class StateReader {
   bool verify_names_;
 };
 
-std::optional<LayerErrors> errors_from_json(const json& j, const char* key, const std::string& where) {
-  const json* e = optional_field(j, key);
-  if (!e) return std::nullopt;
-  const std::string w = at(where, key);
+std::optional<LayerErrors> errors_from_json(const json& e, const std::string& w) {
   LayerErrors out;
-  const json& perm = field(*e, "permutation", w);
+  const json& perm = field(e, "permutation", w);
   if (!perm.is_array()) malformed(at(w, "permutation"), "must be an array");
   for (const json& i : perm) out.permutation.push_back(static_cast<int>(integer(i, 0, kMaxInstanceHeads - 1, at(w, "permutation"))));
-  out.theta_rel = real_list(field(*e, "theta_rel", w), at(w, "theta_rel"));
-  out.w_rel = real_list(field(*e, "w_rel", w), at(w, "w_rel"));
-  out.theta_max_rel = real(field(*e, "theta_max_rel", w), at(w, "theta_max_rel"));
-  out.w_max_rel = real(field(*e, "w_max_rel", w), at(w, "w_max_rel"));
-  out.test_relative_error = real(field(*e, "test_relative_error", w), at(w, "test_relative_error"));
-  out.test_samples = integer(field(*e, "test_samples", w), 0, INT64_MAX, at(w, "test_samples"));
+  out.theta_rel = real_list(field(e, "theta_rel", w), at(w, "theta_rel"));
+  out.w_rel = real_list(field(e, "w_rel", w), at(w, "w_rel"));
+  out.theta_max_rel = real(field(e, "theta_max_rel", w), at(w, "theta_max_rel"));
+  out.w_max_rel = real(field(e, "w_max_rel", w), at(w, "w_max_rel"));
+  out.test_relative_error = real(field(e, "test_relative_error", w), at(w, "test_relative_error"));
+  out.test_samples = integer(field(e, "test_samples", w), 0, INT64_MAX, at(w, "test_samples"));
   return out;
 }
 
-std::optional<NoiseReport> noise_from_json(const json& j, const std::string& where) {
-  const json* e = optional_field(j, "noise");
-  if (!e) return std::nullopt;
+std::optional<NoiseReport> noise_from_json(const json& noise, const std::string& w) {
+  const json* e = &noise;
   constexpr int64_t kMax = INT64_MAX;
-  const std::string w = at(where, "noise");
   auto number = [&](const char* key) { return real(field(*e, key, w), at(w, key)); };
   NoiseReport n;
   n.estimated = boolean(field(*e, "estimated", w), at(w, "estimated"));
@@ -471,54 +482,87 @@ std::optional<NoiseReport> noise_from_json(const json& j, const std::string& whe
   return n;
 }
 
-LearnReport report_from_json(const json& j, const std::string& where) {
-  constexpr int64_t kMax = INT64_MAX;
-  LearnReport r;
-  const json& stages = field(j, "stages", where);
-  if (!stages.is_array()) malformed(at(where, "stages"), "must be an array");
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const std::string w = at(where, "stages") + "[" + std::to_string(i) + "]";
-    const json& s = stages[i];
-    r.stages.push_back({text(field(s, "stage", w), at(w, "stage")),
-                        static_cast<int>(integer(field(s, "round", w), -1, kMaxRound, at(w, "round"))),
-                        integer(field(s, "samples", w), 0, kMax, at(w, "samples")),
-                        real(field(s, "seconds", w), at(w, "seconds")), text(field(s, "summary", w), at(w, "summary")),
-                        field(s, "details", w)});
+template <class T>
+constexpr bool optional_value = false;
+template <class T>
+constexpr bool optional_value<std::optional<T>> = true;
+
+// The report's fields back from a checkpoint, each checked as it is read.
+struct ReportDecoder {
+  const json& j;
+  const std::string& where;
+  static constexpr int64_t kMax = INT64_MAX;
+
+  static void read(const json& v, const std::string& w, LearnVariant& out) {
+    const std::string variant = text(v, w);
+    if (variant == "paper") out = LearnVariant::paper;
+    else if (variant == "extended") out = LearnVariant::extended;
+    else malformed(w, "must be \"paper\" or \"extended\"");
   }
-  const std::string variant = text(field(j, "variant", where), at(where, "variant"));
-  if (variant == "paper") r.variant = LearnVariant::paper;
-  else if (variant == "extended") r.variant = LearnVariant::extended;
-  else malformed(at(where, "variant"), "must be \"paper\" or \"extended\"");
-  r.round_validation_error = real_list(field(j, "round_validation_error", where), at(where, "round_validation_error"));
-  r.best_round = static_cast<int>(integer(field(j, "best_round", where), -1, kMaxRound, at(where, "best_round")));
-  r.samples_paper = integer(field(j, "samples_paper", where), 0, kMax, at(where, "samples_paper"));
-  r.samples_polish = integer(field(j, "samples_polish", where), 0, kMax, at(where, "samples_polish"));
-  r.samples_total = integer(field(j, "samples_total", where), 0, kMax, at(where, "samples_total"));
-  r.validation_samples = integer(field(j, "validation_samples", where), 0, kMax, at(where, "validation_samples"));
-  r.seconds = real(field(j, "seconds", where), at(where, "seconds"));
-  r.ok = boolean(field(j, "ok", where), at(where, "ok"));
-  r.message = text(field(j, "message", where), at(where, "message"));
-  r.errors_coarse_net = errors_from_json(j, "errors_coarse_net", where);
-  r.errors_before_polish = errors_from_json(j, "errors_before_polish", where);
-  r.errors = errors_from_json(j, "errors", where);
-  const json& resumed = field(j, "resumed_at", where);
-  if (!resumed.is_array()) malformed(at(where, "resumed_at"), "must be an array");
-  for (const json& s : resumed) r.resumed_at.push_back(text(s, at(where, "resumed_at")));
-  r.noise = noise_from_json(j, where);
-  r.samples_final_fit = integer(field(j, "samples_final_fit", where), 0, kMax, at(where, "samples_final_fit"));
-  r.errors_before_final_fit = errors_from_json(j, "errors_before_final_fit", where);
-  // Absent in checkpoints written before the reference step kept its rows: none.
-  for (const char* key : {"reference", "diagnostics"}) {
-    if (!j.is_object() || !j.contains(key)) continue;
-    const json& rows = j.at(key);
-    if (!rows.is_array()) malformed(at(where, key), "must be an array");
-    for (size_t i = 0; i < rows.size(); ++i) try {
-        if (std::string(key) == "reference") r.reference.push_back(reference_check_from_json(rows[i]));
-        else r.diagnostics.push_back(diagnostic_from_json(rows[i]));
+  static void read(const json& v, const std::string& w, std::vector<StageRecord>& out) {
+    if (!v.is_array()) malformed(w, "must be an array");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string e = w + "[" + std::to_string(i) + "]";
+      const json& s = v[i];
+      out.push_back({text(field(s, "stage", e), at(e, "stage")),
+                     static_cast<int>(integer(field(s, "round", e), -1, kMaxRound, at(e, "round"))),
+                     integer(field(s, "samples", e), 0, kMax, at(e, "samples")), real(field(s, "seconds", e), at(e, "seconds")),
+                     text(field(s, "summary", e), at(e, "summary")), field(s, "details", e)});
+    }
+  }
+  static void read(const json& v, const std::string& w, std::vector<double>& out) { out = real_list(v, w); }
+  static void read(const json& v, const std::string& w, int& out) {
+    out = static_cast<int>(integer(v, -1, kMaxRound, w));  // best_round
+  }
+  static void read(const json& v, const std::string& w, int64_t& out) { out = integer(v, 0, kMax, w); }
+  static void read(const json& v, const std::string& w, double& out) { out = real(v, w); }
+  static void read(const json& v, const std::string& w, bool& out) { out = boolean(v, w); }
+  static void read(const json& v, const std::string& w, std::string& out) { out = text(v, w); }
+  static void read(const json& v, const std::string& w, std::vector<std::string>& out) {
+    if (!v.is_array()) malformed(w, "must be an array");
+    for (const json& s : v) out.push_back(text(s, w));
+  }
+  static void read(const json& v, const std::string& w, std::optional<LayerErrors>& out) { out = errors_from_json(v, w); }
+  static void read(const json& v, const std::string& w, std::optional<NoiseReport>& out) { out = noise_from_json(v, w); }
+  static void read(const json& v, const std::string& w, ProcessFields<int64_t, std::vector<int64_t>> p) {
+    const json& by = field(v, "shared_samples_by_process", w);
+    if (!by.is_array()) malformed(at(w, "shared_samples_by_process"), "must be an array");
+    for (const json& n : by) p.shared_samples_by_process.push_back(integer(n, 0, kMax, at(w, "shared_samples_by_process")));
+    p.gathers = integer(field(v, "gathers", w), 0, kMax, at(w, "gathers"));
+    p.gathered_doubles_sent = integer(field(v, "gathered_doubles_sent", w), 0, kMax, at(w, "gathered_doubles_sent"));
+    p.gathered_doubles_received =
+        integer(field(v, "gathered_doubles_received", w), 0, kMax, at(w, "gathered_doubles_received"));
+  }
+  template <class Row>
+  static void read_rows(const json& v, const std::string& w, std::vector<Row>& out, Row (*row)(const json&)) {
+    if (!v.is_array()) malformed(w, "must be an array");
+    for (size_t i = 0; i < v.size(); ++i) try {
+        out.push_back(row(v[i]));
       } catch (const std::exception& e) {
-        malformed(at(where, key) + "[" + std::to_string(i) + "]", e.what());
+        malformed(w + "[" + std::to_string(i) + "]", e.what());
       }
   }
+  static void read(const json& v, const std::string& w, std::vector<ReferenceCheck>& out) {
+    read_rows(v, w, out, reference_check_from_json);
+  }
+  static void read(const json& v, const std::string& w, std::vector<Diagnostic>& out) {
+    read_rows(v, w, out, diagnostic_from_json);
+  }
+
+  template <class T>
+  void operator()(const ReportField& f, T&& member) {
+    if (!f.checkpoint) return;
+    using Member = std::remove_cv_t<std::remove_reference_t<T>>;
+    // Absent or null: an optional value unset; a field older checkpoints lack, as it was.
+    const bool absent = !j.is_object() || !j.contains(f.checkpoint) || j.at(f.checkpoint).is_null();
+    if (absent && (optional_value<Member> || f.optional_in_checkpoint)) return;
+    read(field(j, f.checkpoint, where), at(where, f.checkpoint), std::forward<T>(member));
+  }
+};
+
+LearnReport report_from_json(const json& j, const std::string& where) {
+  LearnReport r;
+  visit_report_fields(r, ReportDecoder{j, where});
   return r;
 }
 

@@ -35,7 +35,7 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
   // Round 0's body only has to yield a proxy for stage 3: its 3·d² slabs (sculpt's
   // default) within the later rounds' cap (49152 → 32768 at d = 128; unchanged for d ≤ 73).
   if (round == 0 && ro.sculpt.target_constraints == 0)
-    ro.sculpt.target_constraints = std::min<int64_t>(3 * int64_t{d} * d, extended_slab_cap(d));
+    ro.sculpt.target_constraints = std::min<int64_t>(constraints_target(ro.sculpt, d), extended_slab_cap(d));
   if (o.variant == LearnVariant::paper) {
     ro.sculpt.all_rows = false;
     ro.sculpt.certify.v_min = 0;
@@ -66,7 +66,7 @@ ResculptOptions sculpt_round_options(const LearnOptions& o, int round, int d, in
 
 std::string check_learn_input(int k, int d, int m) {
   if (m < 1) return "the number of heads m must be at least 1, got " + std::to_string(m);
-  // The words of the CLI's input contract (src/cli/file_kinds.hpp, kLearnerLengthContract).
+  // The words of the CLI's input contract (src/commands/file_kinds.hpp, kLearnerLengthContract).
   if (k < 2) return "k = 1: the learners need k >= 2 (at k = 1 every attention row is trivial)";
   return "";
 }

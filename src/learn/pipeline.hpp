@@ -4,6 +4,7 @@
 #pragma once
 
 #include "learn/learner.hpp"
+#include "util/clock.hpp"
 
 #include <chrono>
 #include <utility>
@@ -24,9 +25,5 @@ struct Pipeline {
   void check(int round, Comparison c) { rep.reference.push_back({round, std::move(c)}); }
   void diagnose(Diagnostic d) { rep.diagnostics.push_back(std::move(d)); }
 };
-
-inline double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 }  // namespace mha

@@ -1,6 +1,8 @@
 #include "learn/report.hpp"
 
 #include "learn/open_choices.hpp"
+#include "learn/report_fields.hpp"
+
 #include "util/format.hpp"
 
 #include <sstream>
@@ -42,62 +44,92 @@ std::vector<std::string> LearnReport::disagreements() const {
   return lines;
 }
 
-json to_json(const LearnReport& r) {
-  json stages = json::array();
-  for (const auto& s : r.stages) {
-    json j = s.details;
-    j["stage"] = s.stage;
-    if (s.round >= 0) j["round"] = s.round;
-    j["samples"] = s.samples;
-    j["seconds"] = s.seconds;
-    j["summary"] = s.summary;
-    stages.push_back(j);
+namespace {
+
+// The report's writer: each field of report_fields.hpp in the report's form.
+struct ReportWriter {
+  json& out;
+
+  template <class T>
+  static bool set(const T&) { return true; }  // a field always shown
+  static bool set(bool v) { return v; }
+  static bool set(int64_t v) { return v != 0; }
+  static bool set(const std::string& v) { return !v.empty(); }
+  template <class T>
+  static bool set(const std::vector<T>& v) { return !v.empty(); }
+  template <class T>
+  static bool set(const std::optional<T>& v) { return v.has_value(); }
+  template <class C, class Cs>
+  static bool set(const ProcessFields<C, Cs>& p) { return p.shared_samples_by_process.size() > 1; }
+
+  static json value(LearnVariant v) { return to_string(v); }
+  static json value(const std::vector<StageRecord>& stages) {
+    json out = json::array();
+    for (const auto& s : stages) {
+      json j = s.details;
+      j["stage"] = s.stage;
+      if (s.round >= 0) j["round"] = s.round;
+      j["samples"] = s.samples;
+      j["seconds"] = s.seconds;
+      j["summary"] = s.summary;
+      out.push_back(j);
+    }
+    return out;
   }
+  static json value(const std::optional<LayerErrors>& e) { return errors_json(*e); }
+  static json value(const std::optional<NoiseReport>& n) { return to_json(*n); }
+  template <class C, class Cs>
+  static json value(const ProcessFields<C, Cs>& p) {
+    return {{"count", p.shared_samples_by_process.size()}, {"shared_samples_by_process", p.shared_samples_by_process},
+            {"this_process_gathers", p.gathers}, {"this_process_bytes_sent", 8 * p.gathered_doubles_sent},
+            {"this_process_bytes_received", 8 * p.gathered_doubles_received}};
+  }
+  template <class Row>
+  static json rows(const std::vector<Row>& v) {
+    json out = json::array();
+    for (const Row& r : v) out.push_back(to_json(r));
+    return out;
+  }
+  static json value(const std::vector<ReferenceCheck>& v) { return rows(v); }
+  static json value(const std::vector<Diagnostic>& v) { return rows(v); }
+  template <class T>
+  static json value(const T& v) { return v; }
+
+  template <class T>
+  void operator()(const ReportField& f, const T& v) {
+    if (f.shown == Shown::when_set && !set(v)) return;
+    out[f.report] = value(v);
+  }
+};
+
+}  // namespace
+
+json to_json(const LearnReport& r) {
+  json out = json::object();
+  visit_report_fields(r, ReportWriter{out});
   json choices = json::object();
   for (const auto& [name, value] : variant_choices(r.variant)) choices[name] = value;
-  json out = {{"variant", to_string(r.variant)}, {"variant_choices", choices}, {"stages", stages}, {"round_validation_error", r.round_validation_error}, {"best_round", r.best_round},
-              {"samples_paper_stages", r.samples_paper}, {"samples_polish", r.samples_polish},
-              {"samples_total", r.samples_total}, {"validation_samples", r.validation_samples}, {"seconds", r.seconds}, {"ok", r.ok}, {"message", r.message}};
-  if (r.noise) out["noise"] = to_json(*r.noise);
-  if (r.samples_final_fit > 0) out["samples_final_fit"] = r.samples_final_fit;
-  if (r.errors_before_final_fit) out["errors_before_final_fit"] = errors_json(*r.errors_before_final_fit);
-  if (r.errors_coarse_net) out["errors_coarse_net"] = errors_json(*r.errors_coarse_net);
-  if (r.errors_before_polish) out["errors_before_polish"] = errors_json(*r.errors_before_polish);
-  if (r.errors) out["errors"] = errors_json(*r.errors);
-  // Only when they apply: an uninterrupted run's report keeps its earlier keys.
-  if (r.interrupted) {
-    out["interrupted"] = true;
-    out["safe_point"] = r.safe_point;
-  }
-  if (!r.resumed_at.empty()) out["resumed_at"] = r.resumed_at;
-  // Only for a run shared by processes (MPI ranks): one process's report keeps its keys.
-  if (r.shared_samples_by_process.size() > 1)
-    out["processes"] = {{"count", r.shared_samples_by_process.size()},
-                        {"shared_samples_by_process", r.shared_samples_by_process},
-                        {"this_process_gathers", r.gathers},
-                        {"this_process_bytes_sent", 8 * r.gathered_doubles_sent},
-                        {"this_process_bytes_received", 8 * r.gathered_doubles_received}};
-  // Only when the reference step ran: a run without it keeps the keys it always had.
-  if (!r.reference.empty()) {
-    json rows = json::array();
-    for (const ReferenceCheck& c : r.reference) rows.push_back(to_json(c));
-    out["reference"] = rows;
-  }
-  if (!r.diagnostics.empty()) {
-    json diagnostics = json::array();
-    for (const Diagnostic& d : r.diagnostics) diagnostics.push_back(to_json(d));
-    out["diagnostics"] = diagnostics;
-  }
+  out["variant_choices"] = choices;
   return out;
 }
 
-std::string format_table(const LearnReport& r) {
+std::string format_table_head(LearnVariant variant) {
+  return format("variant: %s\n", to_string(variant)) +
+         format("%-7s %5s %11s %8s  %s\n", "stage", "round", "samples", "seconds", "what it did");
+}
+
+std::string format_stage_line(const StageRecord& s) {
+  return format("%-7s %5s %11lld %8.2f  %s\n", s.stage.c_str(), s.round >= 0 ? std::to_string(s.round).c_str() : "-",
+                (long long)s.samples, s.seconds, s.summary.c_str());
+}
+
+std::string format_diagnostic(const Diagnostic& d) {
+  return "stage " + d.stage + (d.round >= 0 ? ", round " + std::to_string(d.round) : std::string()) +
+         (d.warning ? ", past its threshold" : "") + ": " + d.name + ": " + d.detail;
+}
+
+std::string format_table_tail(const LearnReport& r) {
   std::ostringstream out;
-  out << format("variant: %s\n", to_string(r.variant));
-  out << format("%-7s %5s %11s %8s  %s\n", "stage", "round", "samples", "seconds", "what it did");
-  for (const auto& s : r.stages)
-    out << format("%-7s %5s %11lld %8.2f  %s\n", s.stage.c_str(), s.round >= 0 ? std::to_string(s.round).c_str() : "-",
-                  (long long)s.samples, s.seconds, s.summary.c_str());
   out << format("\nsamples: %lld by the paper's stages (incl. %lld-sample validation set), %lld by polishing; %.1f s in all\n",
                 (long long)r.samples_paper, (long long)r.validation_samples,
                 (long long)r.samples_polish, r.seconds);
@@ -115,14 +147,24 @@ std::string format_table(const LearnReport& r) {
     out << "\nreference paths (each stage's fast path against its reference on this run's inputs):\n"
         << mha::format_table(rows);
   }
-  for (const Diagnostic& d : r.diagnostics)
-    out << (d.warning ? "warning" : "diagnostic") << " (stage " << d.stage << (d.round >= 0 ? ", round " + std::to_string(d.round) : std::string()) << "): "
-        << d.name << ": " << d.detail << "\n";
+  for (const Diagnostic& d : r.diagnostics) out << "diagnostic (" << format_diagnostic(d) << ")\n";
   errors("errors (exhaustive net only):", r.errors_coarse_net);
   errors("errors (paper's stages):", r.errors_before_polish);
   errors("errors (after polishing):", r.samples_final_fit > 0 ? r.errors_before_final_fit : r.errors);
   if (r.samples_final_fit > 0) errors("errors (after the final fit):", r.errors);
   return out.str();
+}
+
+std::string format_table(const LearnReport& r) {
+  std::string out = format_table_head(r.variant);
+  for (const auto& s : r.stages) out += format_stage_line(s);
+  return out + format_table_tail(r);
+}
+
+std::vector<std::string> learner_warnings(const LearnReport& r) {
+  std::vector<std::string> lines;
+  if (r.noise && !r.noise->warning.empty()) lines.push_back(r.noise->warning);
+  return lines;
 }
 
 }  // namespace mha

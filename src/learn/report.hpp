@@ -43,9 +43,8 @@ inline const char* to_string(LearnVariant variant) { return variant == LearnVari
 // The variant's choices as (name, value) lines for the report.
 std::vector<std::pair<std::string, std::string>> variant_choices(LearnVariant variant);
 
-// A field added here must also be written and read by learn/checkpoint.cpp
-// (report_to_json, report_from_json): a resumed run's report comes from there
-// (tests/learn/test_checkpoint.cpp compares to_json before and after).
+// Each field is listed once more, in learn/report_fields.hpp, with its keys:
+// the report's writer, a checkpoint's writer and its reader visit that list.
 struct LearnReport {
   // Each stage's fast path against its reference path on the run's own inputs
   // (learn/reference_checks.hpp), and the run's statistical diagnostics.
@@ -87,5 +86,17 @@ struct LearnReport {
 
 nlohmann::json to_json(const LearnReport& report);
 std::string format_table(const LearnReport& report);
+// The table in three parts, so that a stage's line can be printed when the
+// stage ends: the head (the variant, the columns), a stage's line, and the rest
+// (samples, errors, the reference rows, the diagnostics).
+std::string format_table_head(LearnVariant variant);
+std::string format_stage_line(const StageRecord& stage);
+std::string format_table_tail(const LearnReport& report);
+// "stage 5, round 2, past its threshold: body thin across the hull: ...": a diagnostic on one line.
+std::string format_diagnostic(const Diagnostic& diagnostic);
+// What a user should act on (the labels noisier than certification assumed:
+// rerun with --assume-label-noise), one line each. The diagnostics, statistical
+// outcomes of the budget, are the report's (and --verbose prints them), not warnings.
+std::vector<std::string> learner_warnings(const LearnReport& report);
 
 }  // namespace mha

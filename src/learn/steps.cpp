@@ -40,7 +40,19 @@ std::string empty_body_message(const Pipeline& p, const ResculptResult& rs, int 
     return format("round %d certified no row: on %.0f%% of the rows B = X·W_sum is rank-deficient, so v̂ is not "
                   "determined (the certification lemma needs σ_min(C) > 0, i.e. W_i of full rank)", round,
                   100.0 * double(rank_deficient) / double(rs.sculpt.report.rows_examined));
-  return format("round %d certified no row (tau %.2e); raise the sculpt budget", round, rs.tau);
+  if (rs.pilot_samples > 0 && rs.pilot_eligible_rows == 0) {
+    // No row of the pilot was certifiable at any τ: the same rows come with any budget.
+    const double rows = std::max(1.0, double(rs.sculpt.report.rows_examined));
+    return format("round %d certified no row: none of the rows of its %lld-sample pilot could be certified at any tau "
+                  "(of the %lld rows examined after it, %.0f%% have two equal tokens and %.0f%% a rank-deficient "
+                  "B = X·W_sum), so no sample budget would help",
+                  round, (long long)rs.pilot_samples, (long long)rs.sculpt.report.rows_examined,
+                  100.0 * double(v[static_cast<int>(RowVerdict::duplicate_tokens)]) / rows,
+                  100.0 * double(rank_deficient) / rows);
+  }
+  return format("round %d certified no row (tau %.2e) within its budget of %lld samples; raise the sculpt budget "
+                "(--sculpt-samples, --crude-sculpt-samples for round 0)", round, rs.tau,
+                (long long)rs.sculpt.report.samples);
 }
 
 // The paper variant's stage-4 τ: rows where every head agrees exactly still have

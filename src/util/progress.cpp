@@ -128,7 +128,23 @@ void remove_entry(int id) {
   if (was_shown && b.terminal) clear_terminal_line(b);
 }
 
+// This thread's interrupt check.
+std::function<bool()>& interrupt_check() {
+  thread_local std::function<bool()> check;
+  return check;
+}
+
 }  // namespace
+
+std::function<bool()> set_interrupt_check(std::function<bool()> check) {
+  std::swap(interrupt_check(), check);
+  return check;
+}
+
+void check_interrupt() {
+  const std::function<bool()>& check = interrupt_check();
+  if (check && check()) throw Interrupted();
+}
 
 std::string format_duration(double seconds) {
   char text[48];
@@ -136,6 +152,16 @@ std::string format_duration(double seconds) {
   else if (seconds < 60) std::snprintf(text, sizeof text, "%.0f s", seconds);
   else if (seconds < 3600) std::snprintf(text, sizeof text, "%d min %02d s", int(seconds) / 60, int(seconds) % 60);
   else std::snprintf(text, sizeof text, "%d h %02d min", int(seconds) / 3600, int(seconds) % 3600 / 60);
+  return text;
+}
+
+std::string format_bytes(double bytes) {
+  char text[48];
+  if (bytes < 1e3) std::snprintf(text, sizeof text, "%.0f bytes", bytes);
+  else if (bytes < 1e6) std::snprintf(text, sizeof text, "%.1f kB", bytes / 1e3);
+  else if (bytes < 1e9) std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);
+  else if (bytes < 1e12) std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  else std::snprintf(text, sizeof text, "%.1f TB", bytes / 1e12);
   return text;
 }
 
@@ -163,13 +189,15 @@ Progress::Progress(std::string label, int64_t total) {
 Progress::~Progress() { remove_entry(id_); }
 
 void Progress::update(int64_t done) {
-  Board& b = board();
-  std::lock_guard lock(b.mu);
-  Entry* e = find(b, id_);
-  if (!e) return;
-  e->done = done;
-  if (shown(b) != e) return;  // an inner counter: the outer one is printed
-  print_if_due(b, Clock::now(), 0.2, b.terminal && done >= e->total);
+  {
+    Board& b = board();
+    std::lock_guard lock(b.mu);
+    Entry* e = find(b, id_);
+    if (!e) return;
+    e->done = done;
+    if (shown(b) == e) print_if_due(b, Clock::now(), 0.2, b.terminal && done >= e->total);  // else the outer one is printed
+  }
+  check_interrupt();
 }
 
 Activity::Activity(std::string what, double estimated_seconds) {

@@ -20,7 +20,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace mha {
@@ -35,6 +37,20 @@ void configure_progress(const ProgressSettings& settings);
 
 // Clears the terminal's progress line (if one is drawn) before other output.
 void clear_progress_line();
+
+// A long computation asked to stop at once (Python's Ctrl-C): thrown by
+// Progress::update and check_interrupt, on the thread that set the check, once
+// it returns true. What is being written is discarded (atomic_file.hpp); a
+// learner's checkpoint keeps its last safe point.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+// `check` (empty: none) is this thread's: Progress::update and check_interrupt
+// ask it on the thread that set it (it must be cheap: an atomic flag); other
+// threads (OpenMP workers) have their own, none by default. Returns the previous one.
+std::function<bool()> set_interrupt_check(std::function<bool()> check);
+// Throws Interrupted when the check says so.
+void check_interrupt();
 
 class Progress {
  public:
@@ -76,5 +92,7 @@ class Heartbeat {
 
 // "12 s", "3 min 05 s", "2 h 04 min": durations as progress lines print them.
 std::string format_duration(double seconds);
+// "512 bytes", "14.0 MB", "1.05 MB", "3.2 GB": sizes in messages, with the unit their size needs.
+std::string format_bytes(double bytes);
 
 }  // namespace mha

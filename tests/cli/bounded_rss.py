@@ -17,7 +17,7 @@ a longer run may page in).
 
 Test of the tester: the same check must reject `mhalearn_faulty` with
 MHALEARN_WHOLE_DATASET=1, which reads the files whole as before they were
-streamed (src/cli/fault_switch.hpp), on the same `stage1` run.
+streamed (src/commands/fault_switch.hpp), on the same `stage1` run.
 
   bounded_rss.py --tool build/release/mhalearn --faulty build/release/mhalearn_faulty
 """

@@ -207,7 +207,7 @@ def main():
         refused(tool, common + ["--checkpoint", ck], "already holds a checkpoint", "--checkpoint over a checkpoint")
         refused(tool, common + ["--checkpoint", "inst.json/ck"], "--checkpoint inst.json/ck: cannot be created",
                 "a directory that cannot be made")
-        refused(tool, common + ["--resume", "nothing-here"], "nothing-here holds no checkpoint", "no checkpoint")
+        refused(tool, common + ["--resume", "nothing-here"], "--resume nothing-here: no such directory", "no checkpoint")
         refused(tool, common + ["--resume", ck, "--checkpoint", "elsewhere"], "different directories", "two directories")
         refused(tool, ["learn", "inst.json", "--method", "adam", "--resume", ck], "--resume does not apply to --method adam", "adam")
         refused(tool, common + ["--method", "adam"], "does not apply to --method adam", "the learner's budgets with adam")

@@ -23,7 +23,7 @@ import math
 P = 64                    # allocator overhead per heap block: glibc's 16-byte header and 16-byte
                           # rounding, plus Eigen's up-to-32-byte alignment offset (AVX: 32-byte alignment)
 STAGING = 1 << 20         # kNpyStagingBytes (src/data/npy.hpp): NpyReader's float32 / int8 staging block
-BLOCK_LABEL_BYTES = 16 << 20  # kBlockLabelBytes (src/cli/cmd_data.cpp): labels per block of sample/forward
+BLOCK_LABEL_BYTES = 16 << 20  # kBlockLabelBytes (src/commands/data_commands.cpp): labels per block of sample/forward
 STAGE1_BATCH = 64 * 4096  # stage 1's super-batch (stage1_wsum.cpp: 64 blocks of kStage1Block)
 SCULPT_BATCH = 65536      # stage2_sculpt.cpp
 MARGIN_BATCH = 262144     # stage3_margin.cpp

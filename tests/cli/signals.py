@@ -125,12 +125,17 @@ def check_the_testers(tool, d, multi_threaded, failures):
         failures.append("while creating: no writer had a second thread, so the guards were not tested")
     # (guard dropped, hooks, the writers, what the test must then see)
     testers = [("creation", {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2"}, multi_threaded, "a file left"),
-               ("publication", {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2", "MHALEARN_TEST_HOLD_SWEEP": "5"},
+               ("publication", {"MHALEARN_TEST_HOLD_WHILE_CREATING": "2"},
                 [w for w in multi_threaded if w[0] in ("generate", "sample")], "a previous output replaced")]
+    # The sweep is held until the writer, going on without the guard, reaches its first rename:
+    # generate creates one file; sample four (X, Y, then their sidecars), 2 s each, before any rename.
+    sweep = {"generate": "5", "sample": "12"}
     for guard, hooks, writers, must_see in testers:
         if guard == "publication" and len(writers) < 2:
             failures.append("generate and sample were not both multi-threaded: the publication guard was not tested")
         for name, argv, previous in writers:
+            if guard == "publication":
+                hooks = dict(hooks, MHALEARN_TEST_HOLD_SWEEP=sweep[name])
             for attempt in range(3):  # a signal that came after the window (a stalled poll) is sent again
                 _, threads, status, left, changed, _ = signal_while_writing(
                     tool, d, argv, previous, signal.SIGTERM, dict(hooks, MHALEARN_TEST_DROP_GUARD=guard))

@@ -22,8 +22,9 @@ with each kind of broken citation and requires it to be reported.
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+from doc_checks import ROOT, report, tracked as tracked_files
 
 KINDS = (".md", ".cpp", ".hpp", ".h", ".py", ".sh", ".txt", ".cmake", ".in", ".toml", ".cff")
 TOP = r"(?:src|tests|proofs|docs|scripts|property_tests|python|fuzz|bench|cmake|examples)"
@@ -38,8 +39,7 @@ TITLED = re.compile(r"([\w./-]+\.md)\)?,? \(?\"([^\"\n]{3,80})\"")
 
 
 def tracked(root):
-    out = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
-    return [f for f in out if f.endswith(KINDS) or os.path.basename(f) == "CMakeLists.txt"]
+    return tracked_files(root, KINDS)
 
 
 def slug(heading):
@@ -132,13 +132,10 @@ def check(root):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+    p.add_argument("--root", default=ROOT)
     args = p.parse_args()
     problems = check(args.root)
-    for x in problems:
-        print(x)
-    print(f"citations: {len(problems)} problems")
-    return 1 if problems else 0
+    return report(problems, f"citations: {len(problems)} problems", prefix="")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ the first to be reported.
   tests/docs/function_length.py [--root DIR]   exit 0 when no function is over 100 lines
 """
 import argparse
-import os
 import subprocess
 import sys
+
+from doc_checks import ROOT, report
 
 LIMIT = 100
 
@@ -44,19 +45,17 @@ def functions(root):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+    p.add_argument("--root", default=ROOT)
     args = p.parse_args()
     found = functions(args.root)
     over = sorted((f for f in found if f[0] > LIMIT), key=lambda f: (-f[0], f[1]))
-    for length, where, name in over:
-        print(f"{where}: {name}: {length} lines")
     if found:
         length, _, name = max(found, key=lambda f: f[0])
         longest = f"longest {length} lines ({name})"
     else:
         longest = "longest 0 lines"
-    print(f"function length: {len(found)} functions, {longest}, {len(over)} over {LIMIT}")
-    return 1 if over else 0
+    return report([f"{where}: {name}: {length} lines" for length, where, name in over],
+                  f"function length: {len(found)} functions, {longest}, {len(over)} over {LIMIT}", prefix="")
 
 
 if __name__ == "__main__":

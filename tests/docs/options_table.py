@@ -1,168 +1,218 @@
 #!/usr/bin/env python3
-"""learn's options are defined once, in src/cli/learn_settings.hpp's table; this
-checks the surfaces made from it against the table as the Python module reads it
-(mhalearn._core.learn_option_table()):
+"""Every subcommand is declared once (src/commands/schema.hpp: its options with
+type, range, default, help and role); this checks the surfaces made from the
+declarations against the declarations as the Python module reads them
+(mhalearn._core.commands()):
 
-- `mhalearn learn --help` lists every row's flag with the row's default and help,
-  and no learn option that is not in the table (besides the input and output
-  options: the instance, --x, --y, --seed, --m, --report, --output, --quiet);
-- docs/options.md is the page rendered from the table (`--write` regenerates it),
-  followed by the options of every other subcommand as its `--help` lists them
-  (their one definition is their CLI11 registration; python/tests/test_options.py
-  checks that Python's functions take the same names with the same defaults).
-
-Python's keywords and help() are checked by python/tests/test_options.py, the
-report's options record by the same file's side-by-side runs.
+- `mhalearn CMD --help` lists exactly the declared options, each with its
+  type and range (or choices), its default, its help, and REQUIRED when required;
+- Python's function of each command takes exactly the declared options but the
+  files the CLI writes and its printing, at the declared positions, with the
+  declared defaults (help() shows that signature);
+- docs/options.md is the page rendered from the declarations (`--write`
+  regenerates it);
+- an option name means one thing: the same type (a list aside), range and
+  choices in every command that declares it;
+- the Python module includes nothing of the command line (src/cli/): not in
+  python/module.cpp, not among the sources python/CMakeLists.txt compiles.
 
     python3 tests/docs/options_table.py --tool build/release/mhalearn --python build/release/python [--write]
 """
 import argparse
+import inspect
 import os
 import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from doc_checks import ROOT, read, report  # noqa: E402
+
 PAGE = os.path.join(ROOT, "docs", "options.md")
-NOT_IN_TABLE = {"--help", "--x", "--y", "--seed", "--m", "--report", "--output", "--quiet"}
-# The other subcommands, in the order of `mhalearn --help`, with their Python function.
-OTHERS = [("generate", "generate"), ("check", "check"), ("sample", "sample"), ("forward", "forward"),
-          ("import", "import_attention"), ("verify", "verify"), ("stage1", "stage1"), ("sculpt", "sculpt"),
-          ("hard", "hard"), ("study-wsum", "study_wsum"), ("demo", None)]
+CLI_TYPES = {"integer": "INT", "integers": "INT", "seed": "UINT", "number": "FLOAT", "text": "TEXT", "words": "TEXT"}
 
-
-# CLI11's spec of an option: TYPE[:in LO..HI | :{a,b}][=default], " ..." for a list, then its Needs/Excludes.
-SPEC = re.compile(r"^(?P<spec>(?P<main>\S+(?: [^\s=]*\.\.\S+)?)(?: \.\.\.)?(?: (?:Needs|Excludes): \S+)*)(?:\s+(?P<help>.*))?$")
-ANNOTATION = re.compile(r"( \.\.\.)?( (Needs|Excludes): \S+)*$")
+# CLI11's line of an option: "  -o,--output TEXT:in 1..2^40=5 REQUIRED Needs: --x  help", the help
+# on the next line when the flag and its spec are long.
+FLAG = re.compile(r"^  (?:-\w,)?(--[\w-]+)(.*)$")
+POSITIONAL = re.compile(r"^  ([a-z][\w-]*) ((?:TEXT|INT|UINT|FLOAT).*)$")
+TYPE = re.compile(r"^(?:(TEXT|INT|UINT|FLOAT)(:(?:\{[^}]*\}|in [^\s=]+))?)?( \.\.\.)?")
+ANNOTATION = re.compile(r"^\s*(REQUIRED|\.\.\.|(?:Needs|Excludes): \S+)")
+TRAILING = re.compile(r"(\s+(?:REQUIRED|(?:Needs|Excludes): \S+))+$")
 
 
 def split_spec(rest, help_below):
-    """(type and range, default or None, help) of what follows a flag:
-    " INT:in 1..20=5 Needs: --x  help" -> ("INT:in 1..20", "5", "help"). The help is on
-    the next line (`help_below`: the whole line is the spec, a default may have spaces),
-    or after two spaces, or after one when the spec fills its column."""
-    body = (rest[1:] if rest.startswith(" ") else rest).replace(" REQUIRED", "", 1)
-    if rest.startswith("  ") or not rest:
-        return "", None, rest.strip()
-    if help_below:
-        main, help_text = ANNOTATION.sub("", body.strip()), ""
-    elif "  " in body:
-        spec, _, help_text = body.partition("  ")
-        main = ANNOTATION.sub("", spec)
-    else:
-        m = SPEC.match(body)
-        main, help_text = m.group("main"), m.group("help") or ""
-    kind_range, has_default, default = main.partition("=")
-    return kind_range, default if has_default else None, help_text.strip()
-
-
-FLAG = re.compile(r"^  (?:-\w,)?(--[\w-]+)(.*)$")
+    """(type and check, default or None, required, help) of what follows a flag on its line:
+    TYPE[:check][=default], annotations (REQUIRED, Needs: --x, Excludes: --y), then the help —
+    on the next line when `help_below` (a default may then hold spaces)."""
+    body = rest.strip()
+    m = TYPE.match(body)
+    spec, tail = (m.group(1) or "") + (m.group(2) or ""), body[m.end():]
+    default = None
+    if tail.startswith("="):
+        if help_below:
+            default = TRAILING.sub("", tail[1:])
+            tail = tail[1 + len(default):]
+        else:
+            default, _, tail = tail[1:].partition(" ")
+            tail = " " + tail
+    required = False
+    while (a := ANNOTATION.match(tail)):
+        required = required or a.group(1) == "REQUIRED"
+        tail = tail[a.end():]
+    return spec, default, required, tail.strip()
 
 
 def option_lines(text):
-    """(flag, what follows it, the help on the next line or "") of each option line of a --help text."""
+    """(name, what follows it, whether its help is on the next line, that line) of each option and positional."""
     lines = text.splitlines()
+    section = ""
     for i, line in enumerate(lines):
-        m = FLAG.match(line)
-        if m:
-            below = lines[i + 1] if i + 1 < len(lines) else ""
-            help_below = below.startswith(" " * 10) and not FLAG.match(below)
-            yield m.group(1), m.group(2), below.strip() if help_below else None
+        if line.endswith(":") and not line.startswith(" "):
+            section = line
+            continue
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        help_below = below.startswith(" " * 10) and not FLAG.match(below)
+        m = FLAG.match(line) if section.startswith("Options") else POSITIONAL.match(line)
+        if m and section.startswith(("Options", "Positionals")):
+            name = m.group(1)[2:] if m.group(1).startswith("--") else m.group(1)
+            yield name, m.group(2), help_below, below.strip()
 
 
 def parse_help(text):
-    """{flag: (default or None, help)} from CLI11's option list: "  --flag SPEC[=default]  help",
-    the help on the next line when the flag and its spec are long."""
+    """{name: (spec, default, required, help)} of every option and positional of a --help text."""
     options = {}
-    for flag, rest, below in option_lines(text):
-        _, default, help_text = split_spec(rest, below is not None)
-        options[flag] = (default, below if below is not None else help_text)
+    for name, rest, help_below, below in option_lines(text):
+        spec, default, required, help_text = split_spec(rest, help_below)
+        options[name] = (spec, default, required, below if help_below and not help_text else help_text)
     return options
 
 
-def parse_spec(text):
-    """{flag: (type and range, whether it is required)} from a --help text."""
-    return {flag: (split_spec(rest, below is not None)[0], " REQUIRED" in rest) for flag, rest, below in option_lines(text)}
+def cli_spec(option):
+    """The spec --help must show for a declared option: "INT:in 1..256", "TEXT:{a,b}", "" for a flag."""
+    if option["type"] == "flag":
+        return ""
+    kind = CLI_TYPES[option["type"]]
+    if option["choices"]:
+        return f"{kind}:{{{','.join(option['choices'])}}}"
+    return f"{kind}:in {option['range']}" if option["range"] else kind
 
 
-def help_problems(help_text, rows):
-    """Each difference between `learn --help` and the table, one line each."""
-    problems, listed = [], parse_help(help_text)
-    for r in rows:
-        if r["flag"] not in listed:
-            problems.append(f"{r['flag']}: in the table, not in learn --help")
+def help_problems(command, help_text):
+    """Each difference between a command's --help and its declaration, one line each."""
+    name, problems = command["name"], []
+    listed = parse_help(help_text)
+    declared = {o["name"]: o for o in command["options"]}
+    for key, o in declared.items():
+        if key not in listed:
+            problems.append(f"{name} {o['flag']}: declared, not in --help")
             continue
-        default, text = listed[r["flag"]]
-        want = None if r["type"] == "flag" else r["default"]
-        if default != want:
-            problems.append(f"{r['flag']}: --help's default {default!r}, the table's {want!r}")
-        if text != r["help"]:
-            problems.append(f"{r['flag']}: --help says {text!r}, the table {r['help']!r}")
-    table = {r["flag"] for r in rows}
-    for flag in sorted(set(listed) - table - NOT_IN_TABLE):
-        problems.append(f"{flag}: in learn --help, not in the table (src/cli/learn_settings.cpp)")
+        spec, default, required, text = listed[key]
+        want_default = None if o["type"] == "flag" or not o["default_text"] else o["default_text"]
+        if spec != cli_spec(o):
+            problems.append(f"{name} {o['flag']}: --help's type {spec!r}, declared {cli_spec(o)!r}")
+        if default != want_default:
+            problems.append(f"{name} {o['flag']}: --help's default {default!r}, declared {want_default!r}")
+        if required != o["required"]:
+            problems.append(f"{name} {o['flag']}: --help says required {required}, declared {o['required']}")
+        if " ".join(text.split()) != " ".join(o["help"].split()):
+            problems.append(f"{name} {o['flag']}: --help says {text!r}, declared {o['help']!r}")
+    for key in sorted(set(listed) - set(declared) - {"help"}):
+        problems.append(f"{name} --{key}: in --help, not declared (src/commands/)")
     return problems
 
 
-def spec_cells(spec):
-    """("integer", "1..20") from CLI11's spec "INT:in 1..20" ("TEXT:{a,b}": ("text", "a, b"))."""
-    kind, _, rest = spec.partition(":")
-    kind = {"INT": "integer", "UINT": "integer", "FLOAT": "number", "TEXT": "text"}.get(kind, kind.lower() or "flag")
-    rest = rest.strip()
-    if rest.startswith("in "):
-        rest = rest[3:]
-    return kind, rest.strip("{}").replace(",", ", ") if rest.startswith("{") else rest
+def python_default(option):
+    """The default Python's signature must show for a declared option."""
+    if option["type"] == "flag":
+        return option["negated"]
+    return option["default"]
 
 
-def render_other(name, function, help_text):
-    """The section of one other subcommand: its options as its --help lists them."""
-    listed, specs = parse_help(help_text), parse_spec(help_text)
-    python = (f"Python: `mhalearn.{function}`, each option an argument of the same name (`-` as `_`) but those "
-              "that name a file to write or the printing." if function else "No Python function.")
-    lines = ["", f"## `mhalearn {name}`", "", python, "", "| flag | type | range | default | what it sets |", "|---|---|---|---|---|"]
-    for flag, (default, text) in listed.items():
-        if flag == "--help":
+def python_problems(command, function):
+    """Each difference between a Python function's signature and the declaration, one line each."""
+    name = command["python_name"]
+    params = inspect.signature(function).parameters
+    declared = {o["keyword"]: o for o in command["options"] if o["python"]}
+    problems = []
+    for key, o in declared.items():
+        p = params.get(key)
+        if p is None:
+            problems.append(f"mhalearn.{name}: no argument '{key}' for {o['flag']}")
             continue
-        spec, required = specs.get(flag, ("", False))
-        kind, rng = spec_cells(spec)
-        cells = [f"`{flag}`", kind, rng.replace("|", ", "), "required" if required else default or "", text.replace("|", "\\|")]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        positional = p.kind == p.POSITIONAL_OR_KEYWORD
+        if positional != (o["python_position"] >= 0) or (positional and list(params).index(key) != o["python_position"]):
+            problems.append(f"mhalearn.{name}({key}): at {list(params).index(key)}, declared {o['python_position']}")
+        want = inspect.Parameter.empty if o["required"] else python_default(o)
+        if p.default != want and not (isinstance(want, list) and list(p.default or []) == want):
+            problems.append(f"mhalearn.{name}({key}): default {p.default!r}, declared {want!r}")
+    for key in sorted(set(params) - set(declared)):
+        problems.append(f"mhalearn.{name}: argument '{key}' is not declared (src/commands/)")
+    return problems
 
 
-def render(rows, others=()):
-    """The page: learn's table, then each of `others` ((name, Python function, --help text))."""
-    lines = [
-        "# The options of `mhalearn learn` and `mhalearn.learn`",
-        "",
-        "Generated from the one table that defines them (`src/cli/learn_settings.cpp`) by",
-        "`python3 tests/docs/options_table.py --tool build/release/mhalearn --python build/release/python --write`;",
-        "the test command checks that this page, `mhalearn learn --help`, Python's `help(mhalearn.learn)` and",
-        "the report's options record agree with the table. A Python keyword is the flag without dashes, `-` as",
-        "`_`; `--no-polish` and `--no-reference` are `polish=False` and `reference=False`. An option given",
-        "that the chosen `--method` does not read is refused. Besides these, `learn` takes its samples from an",
-        "instance file (with `--seed`) or `--x`/`--y` (with `--m`), and writes `--report` and `-o`.",
-        "",
-        "| flag | Python keyword | methods | type | default | range | what it sets |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        keyword = f"`{r['keyword']}`" + (" (negated)" if r["negated"] else "")
-        cells = [f"`{r['flag']}`", keyword, r["methods"], r["type"], r["default"], r["range"].replace("|", ", "),
-                 r["help"].replace("|", "\\|")]
-        lines.append("| " + " | ".join(cells) + " |")
-    if others:
-        lines += ["", "# The options of the other subcommands", "",
-                  "Each as its `--help` lists it (generated by the same command, and checked by it)."]
-    for name, function, help_text in others:
-        lines += render_other(name, function, help_text)
+def consistency_problems(commands):
+    """An option name with another type, range or choices in another command, one line each."""
+    problems, first = [], {}
+    for c in commands:
+        for o in c["options"]:
+            kind = "integer" if o["type"] == "integers" else o["type"]
+            seen = first.setdefault(o["name"], (c["name"], kind, o["range"], o["choices"]))
+            if (kind, o["range"], o["choices"]) != seen[1:]:
+                problems.append(f"--{o['name']}: {c['name']} declares it {kind} {o['range']} {o['choices']}, "
+                                f"{seen[0]} {seen[1]} {seen[2]} {seen[3]}")
+    return problems
+
+
+def module_problems(root):
+    """The Python module must include nothing of the command line."""
+    problems = []
+    for line in read(os.path.join(root, "python", "module.cpp")).splitlines():
+        if re.match(r'\s*#\s*include\s+"cli/', line):
+            problems.append(f"python/module.cpp includes the command line's {line.split()[-1]}")
+    if re.search(r"src/cli/", re.sub(r"#.*", "", read(os.path.join(root, "python", "CMakeLists.txt")))):
+        problems.append("python/CMakeLists.txt compiles a file of src/cli/")
+    return problems
+
+
+def cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def render(commands):
+    """docs/options.md: every command's options, as declared."""
+    lines = ["# The options of every subcommand, on the command line and in Python", "",
+             "Generated from the one declaration of each subcommand (`src/commands/`, `schema.hpp`) by",
+             "`python3 tests/docs/options_table.py --tool build/release/mhalearn --python build/release/python --write`;",
+             "the test command checks that this page, every `mhalearn CMD --help` and every Python function's",
+             "signature (`help(mhalearn.learn)`) agree with the declarations. A Python argument is the flag without",
+             "dashes, `-` as `_` (`--no-polish` and `--no-reference` are `polish=False` and `reference=False`); a",
+             "Python function takes every option but the files the command line writes (it returns them) and its",
+             "printing. An option given that the chosen `--method` does not read is refused. Roles: an *instance*",
+             "is a file (Python: also an `mhalearn.Instance`), an *array* a `.npy` file (Python: also a numpy",
+             "array); every path is checked before any work (README, \"Exit status\")."]
+    for c in commands:
+        python = f"Python: `mhalearn.{c['python_name']}`." if c["python_name"] else "No Python function."
+        methods = c["name"] == "learn"
+        head = ["flag", "Python", "type", "range", "default", "role"] + (["methods"] if methods else []) + ["what it sets"]
+        lines += ["", f"## `mhalearn {c['name']}`", "", f"{c['summary']}. {python}", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for o in c["options"]:
+            keyword = f"`{o['keyword']}`" + (" (negated)" if o["negated"] else "") if o["python"] else "—"
+            if o["python"] and o["python_position"] >= 0:
+                keyword += f" (position {o['python_position']})"
+            default = "required" if o["required"] else o["default_text"]
+            row = [f"`{o['flag']}`", keyword, o["type"], cell(o["range"]), cell(default), o["role"]]
+            if methods:
+                row.append(", ".join(m for bit, m in ((1, "paper"), (2, "adam"), (4, "random-polish")) if o["methods"] & bit)
+                           or "all")
+            lines.append("| " + " | ".join(row + [cell(o["help"])]) + " |")
     return "\n".join(lines) + "\n"
 
 
-def page_problems(page_text, rows, others=()):
-    if page_text == render(rows, others):
+def page_problems(page_text, commands):
+    if page_text == render(commands):
         return []
-    return ["docs/options.md differs from the table or a subcommand's --help: regenerate it with --write"]
+    return ["docs/options.md differs from the declarations: regenerate it with --write"]
 
 
 def main():
@@ -172,23 +222,22 @@ def main():
     ap.add_argument("--write", action="store_true", help="regenerate docs/options.md")
     args = ap.parse_args()
     sys.path.insert(0, os.path.abspath(args.python))
-    from mhalearn import _core
-    rows = _core.learn_option_table()
-
-    def help_of(name):
-        return subprocess.run([args.tool, name, "--help"], capture_output=True, text=True, check=True).stdout
-
-    others = [(name, function, help_of(name)) for name, function in OTHERS]
+    import mhalearn
+    commands = mhalearn._core.commands()
     if args.write:
         with open(PAGE, "w") as f:
-            f.write(render(rows, others))
-    help_text = help_of("learn")
-    page = open(PAGE).read() if os.path.exists(PAGE) else ""
-    problems = help_problems(help_text, rows) + page_problems(page, rows, others)
-    for p in problems:
-        print("PROBLEM", p)
-    print(f"options table: {len(rows)} options, {len(problems)} problems")
-    return 1 if problems else 0
+            f.write(render(commands))
+    problems = []
+    for c in commands:
+        text = subprocess.run([args.tool, c["name"], "--help"], capture_output=True, text=True, check=True).stdout
+        problems += help_problems(c, text)
+        if c["python_name"]:
+            problems += python_problems(c, getattr(mhalearn, c["python_name"]))
+    problems += page_problems(read(PAGE) if os.path.exists(PAGE) else "", commands)
+    problems += consistency_problems(commands)
+    problems += module_problems(ROOT)
+    options = sum(len(c["options"]) for c in commands)
+    return report(problems, f"options: {len(commands)} commands, {options} options, {len(problems)} problems")
 
 
 if __name__ == "__main__":

@@ -25,15 +25,14 @@ README and tree with each kind of wrong fact and requires it to be reported.
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+from doc_checks import ROOT, read, report, tracked as tracked_files
 
 
 def tracked(root):
     """The repository's files: tracked or new, not ignored, present in the working tree."""
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
-                         capture_output=True, text=True, check=True).stdout.split("\n")
-    return sorted({f for f in out if f and os.path.exists(os.path.join(root, f))})
+    return tracked_files(root, untracked=True)
 
 
 def section(text, title):
@@ -53,8 +52,9 @@ def docs_pages(files):
 # Nouns whose counts the README may state, and how to count them in the tree (None: no rule,
 # so a stated count of them is reported). A stated "N+" means at least N.
 def _subcommands(root, files):
-    main = os.path.join(root, "src/cli/main.cpp")
-    return len(set(re.findall(r'runners\["([\w-]+)"\]', open(main, encoding="utf-8").read()))) if os.path.exists(main) else None
+    """The subcommands declared in src/commands/declarations.hpp (one function each)."""
+    path = os.path.join(root, "src/commands/declarations.hpp")
+    return len(set(re.findall(r"^Command (\w+)_command\(\);", read(path), re.M))) if os.path.exists(path) else None
 
 
 def _bad_input_cases(root, files):
@@ -132,13 +132,10 @@ def check(root, readme=None):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--root", default=os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+    p.add_argument("--root", default=ROOT)
     args = p.parse_args()
     problems = check(args.root)
-    for x in problems:
-        print(x)
-    print(f"readme facts: {len(problems)} problems")
-    return 1 if problems else 0
+    return report(problems, f"readme facts: {len(problems)} problems", prefix="")
 
 
 if __name__ == "__main__":

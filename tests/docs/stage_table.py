@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+from doc_checks import ROOT, read, report
 README = os.path.join(ROOT, "proofs/README.md")
 STAGES = ["forward", "1", "2", "3", "4", "5", "6", "polish"]  # verify_stage_names()
 CELLS = ["stage", "fast path", "reference path", "cross-check", "property", "proof"]
@@ -86,11 +86,6 @@ def calls_within(code, body, targets, depth=2):
         if inner and inner != body and calls_within(code, inner, targets, depth - 1):
             return True
     return False
-
-
-def read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
 
 
 def check_table(text, root):
@@ -166,10 +161,7 @@ def check_table(text, root):
 
 def main():
     rows, problems = check_table(read(README), ROOT)
-    for p in problems:
-        print("stage table: " + p)
-    print(f"stage table: {len(rows)} rows, {len(problems)} problems")
-    return 1 if problems else 0
+    return report(problems, f"stage table: {len(rows)} rows, {len(problems)} problems", prefix="stage table: ")
 
 
 if __name__ == "__main__":

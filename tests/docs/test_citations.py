@@ -2,12 +2,11 @@
 """Tests of the tester for citations.py: in a small git tree of its own, a clean
 set of citations passes and each kind of broken citation is reported."""
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import citations  # noqa: E402
+from doc_checks import case  # noqa: E402
 
 MATH = "# Spec\n\n## 1. The model\n\n### 1.2 Heads\n\n## 2. Conditions\n"
 PROOF = "# A proof\n\n## The bound on two paths\n\n- **Tightness.** attained\n"
@@ -28,14 +27,8 @@ BROKEN = [
 
 
 def tree(files):
-    d = tempfile.mkdtemp()
-    for rel, text in files.items():
-        os.makedirs(os.path.dirname(os.path.join(d, rel)) or d, exist_ok=True)
-        with open(os.path.join(d, rel), "w") as f:
-            f.write(text)
-    subprocess.run(["git", "init", "-q"], cwd=d, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=d, check=True)
-    return d
+    from doc_checks import tree as make
+    return make(files, git=True)
 
 
 def main():
@@ -47,9 +40,7 @@ def main():
         files = dict(CLEAN)
         files[rel] = files.get(rel, "") + text
         problems = citations.check(tree(files))
-        ok = any(needle in p for p in problems)
-        print(("ok   " if ok else "FAIL ") + label + (f": {problems}" if not ok else ""))
-        if not ok:
+        if not case(label, any(needle in p for p in problems), str(problems)):
             failures.append(label)
     return 1 if failures else 0
 

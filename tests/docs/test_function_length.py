@@ -5,7 +5,8 @@ the tree without the long one passes (exit 0)."""
 import os
 import subprocess
 import sys
-import tempfile
+
+from doc_checks import case, tree
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "function_length.py")
 # The fixture's files, joined here so that the citation check does not read them as citations.
@@ -17,15 +18,6 @@ def function(name, lines):
     """A C++ function of exactly `lines` lines, from its signature to its closing brace."""
     body = [f"  x += {i};" for i in range(lines - 3)]
     return "\n".join([f"int {name}(int x) {{", *body, "  return x;", "}"]) + "\n"
-
-
-def tree(files):
-    d = tempfile.mkdtemp()
-    for rel, text in files.items():
-        os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
-        with open(os.path.join(d, rel), "w") as f:
-            f.write(text)
-    return d
 
 
 def run(root):
@@ -41,15 +33,11 @@ def main():
     reported = [x for x in lines if not x.startswith("function length:")]
     ok = code == 1 and reported == [f"{LONG_FILE}:102: over_limit: 101 lines"] and \
         lines[-1] == "function length: 2 functions, longest 101 lines (over_limit), 1 over 100"
-    print(("ok   " if ok else "FAIL ") + "a 101-line function is reported, a 100-line one is not" +
-          ("" if ok else f": exit {code}, {lines}"))
-    if not ok:
+    if not case("a 101-line function is reported, a 100-line one is not", ok, f"exit {code}, {lines}"):
         failures.append("over the limit")
     code, lines = run(tree({SHORT_FILE: at_limit}))
     ok = code == 0 and lines == ["function length: 1 functions, longest 100 lines (at_limit), 0 over 100"]
-    print(("ok   " if ok else "FAIL ") + "a tree with no function over 100 lines passes" +
-          ("" if ok else f": exit {code}, {lines}"))
-    if not ok:
+    if not case("a tree with no function over 100 lines passes", ok, f"exit {code}, {lines}"):
         failures.append("at the limit")
     return 1 if failures else 0
 

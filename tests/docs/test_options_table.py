@@ -1,63 +1,102 @@
 #!/usr/bin/env python3
-"""Tests of the tester for options_table.py: a --help that matches the table
-passes, and each kind of drift is reported (a flag missing, a default or help
-changed, a flag the table lacks, a stale page)."""
+"""Tests of the tester for options_table.py: a --help and a Python function
+that match a declaration pass, and each kind of drift is reported (a flag
+missing or added, a type, default, required or help changed, a Python argument
+missing, moved or with another default, a stale page, the module including the
+command line)."""
+import inspect
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import options_table  # noqa: E402
+from doc_checks import expected, tree  # noqa: E402
 
-ROWS = [
-    {"flag": "--rounds", "keyword": "rounds", "negated": False, "methods": "paper", "type": "integer",
-     "default": "5", "range": "1..20", "help": "most rounds"},
-    {"flag": "--no-polish", "keyword": "polish", "negated": True, "methods": "paper", "type": "flag",
-     "default": "false", "range": "", "help": "stop before polishing"},
-    {"flag": "--init", "keyword": "init", "negated": False, "methods": "adam", "type": "text",
-     "default": "random", "range": "random|symmetric", "help": "adam: starting point with a rather long help "
-     "text that CLI11 puts on its own line"},
-]
-HELP = """Options:
+
+def option(name, type_, help_text, **more):
+    o = {"name": name, "flag": "--" + name, "keyword": name.replace("-", "_"), "type": type_, "role": "setting",
+         "range": "", "choices": [], "default": None, "default_text": "", "help": help_text, "required": False,
+         "positional": False, "python": True, "python_position": -1, "negated": False, "needs": [], "excludes": [],
+         "sidecar": False, "methods": 0}
+    o.update(more)
+    return o
+
+
+COMMAND = {"name": "learn", "python_name": "learn", "summary": "Learn a layer", "options": [
+    option("instance", "text", "instance file (JSON)", flag="instance", positional=True, role="instance file",
+           python_position=0, required=True),
+    option("rounds", "integer", "most rounds", range="1..20", default=5, default_text="5", methods=1),
+    option("no-polish", "flag", "stop before polishing", keyword="polish", negated=True, methods=1),
+    option("init", "text", "adam: starting point with a rather long help text that CLI11 puts on its own line",
+           choices=["random", "symmetric"], default="random", default_text="random", methods=2),
+    option("output", "text", "file to write", flag="-o,--output", role="output file", python=False),
+]}
+HELP = """Learn a layer
+Usage: mhalearn learn [OPTIONS] instance
+
+Positionals:
+  instance TEXT REQUIRED      instance file (JSON)
+
+Options:
   -h,--help                   Print this help message and exit
-  --seed UINT:in 0..2^64-1=1  sample seed of the oracle
   --rounds INT:in 1..20=5     most rounds
   --no-polish                 stop before polishing
   --init TEXT:{random,symmetric}=random
                               adam: starting point with a rather long help text that CLI11 puts on its own line
-  --report TEXT               JSON report to write
+  -o,--output TEXT            file to write
 """
 
 
-def expect(name, problems, fragment):
-    ok = any(fragment in p for p in problems) if fragment else not problems
-    print(("ok  " if ok else "FAIL"), name, problems)
-    return ok
+def learn(instance, *, rounds=5, polish=True, init="random"):
+    return instance, rounds, polish, init
+
+
+def python(**changes):
+    """learn's signature with some parameters changed ({name: new default}, or None to drop it)."""
+    params = [p for p in inspect.signature(learn).parameters.values() if changes.get(p.name, 0) is not None]
+    params = [p.replace(default=changes[p.name]) if p.name in changes else p for p in params]
+    fn = lambda *a, **k: None  # noqa: E731
+    fn.__signature__ = inspect.Signature(params)
+    return fn
 
 
 def main():
-    results = [expect("matching help", options_table.help_problems(HELP, ROWS), None)]
-    results.append(expect("missing flag", options_table.help_problems(HELP.replace("  --no-polish", "  --no-polishing"), ROWS),
-                          "--no-polish: in the table, not in learn --help"))
-    results.append(expect("default changed", options_table.help_problems(HELP.replace("1..20=5", "1..20=6"), ROWS),
-                          "--help's default '6', the table's '5'"))
-    results.append(expect("help changed", options_table.help_problems(HELP.replace("most rounds", "most of the rounds"), ROWS),
-                          "--rounds: --help says"))
-    results.append(expect("help on its own line changed",
-                          options_table.help_problems(HELP.replace("on its own line", "on a line"), ROWS), "--init: --help says"))
-    results.append(expect("flag not in table", options_table.help_problems(HELP + "  --extra INT=1  more\n", ROWS),
-                          "--extra: in learn --help, not in the table"))
-    page = options_table.render(ROWS)
-    results.append(expect("page matches", options_table.page_problems(page, ROWS), None))
-    results.append(expect("stale page", options_table.page_problems(page.replace("most rounds", "rounds"), ROWS),
-                          "docs/options.md differs"))
-    other = [("stage1", "stage1", "Options:\n  --samples INT:in 1..2^40=1000000\n                              samples to use\n")]
-    with_other = options_table.render(ROWS, other)
-    results.append(expect("page with another subcommand matches", options_table.page_problems(with_other, ROWS, other), None))
-    results.append(expect("another subcommand's default changed",
-                          options_table.page_problems(with_other, ROWS, [(n, f, h.replace("=1000000", "=2000000")) for n, f, h in other]),
-                          "docs/options.md differs"))
-    row = "| `--samples` | integer | 1..2^40 | 1000000 | samples to use |"
-    results.append(expect("another subcommand's row rendered", [] if row in with_other.splitlines() else ["row missing"], None))
+    help_ok = options_table.help_problems
+    results = [expected("matching help", help_ok(COMMAND, HELP), None)]
+    for label, old, new, fragment in [
+            ("a flag missing", "  --no-polish ", "  --no-polishing ", "--no-polish: declared, not in --help"),
+            ("a default changed", "1..20=5", "1..20=6", "--help's default '6', declared '5'"),
+            ("a range changed", "in 1..20=5", "in 1..30=5", "--help's type 'INT:in 1..30'"),
+            ("a help changed", "most rounds", "most of the rounds", "--rounds: --help says"),
+            ("a help on its own line changed", "on its own line", "on a line", "--init: --help says"),
+            ("required dropped", "TEXT REQUIRED", "TEXT", "instance: --help says required False"),
+            ("a flag not declared", "  -o,--output", "  --extra INT=1  more\n  -o,--output", "--extra: in --help, not declared")]:
+        results.append(expected(label, help_ok(COMMAND, HELP.replace(old, new)), fragment))
+    results.append(expected("matching signature", options_table.python_problems(COMMAND, learn), None))
+    results.append(expected("a Python argument missing", options_table.python_problems(COMMAND, python(init=None)),
+                            "no argument 'init'"))
+    results.append(expected("a Python default changed", options_table.python_problems(COMMAND, python(rounds=6)),
+                            "mhalearn.learn(rounds): default 6, declared 5"))
+    results.append(expected("a negated default wrong", options_table.python_problems(COMMAND, python(polish=False)),
+                            "mhalearn.learn(polish): default False, declared True"))
+    page = options_table.render([COMMAND])
+    results.append(expected("page matches", options_table.page_problems(page, [COMMAND]), None))
+    results.append(expected("stale page", options_table.page_problems(page.replace("most rounds", "rounds"), [COMMAND]),
+                            "docs/options.md differs"))
+    row = "| `--rounds` | `rounds` | integer | 1..20 | 5 | setting | paper | most rounds |"
+    results.append(expected("a row rendered", [] if row in page.splitlines() else ["row missing"], None))
+    other = {"name": "stage1", "python_name": "stage1", "summary": "", "options": [
+        option("rounds", "integer", "rounds", range="1..20")]}
+    results.append(expected("one name, one range", options_table.consistency_problems([COMMAND, other]), None))
+    other["options"][0]["range"] = "1..30"
+    results.append(expected("one name, two ranges", options_table.consistency_problems([COMMAND, other]),
+                            "--rounds: stage1 declares it integer 1..30"))
+    clean = {"python/module.cpp": '#include "commands/schema.hpp"\n', "python/CMakeLists.txt": "module.cpp\n"}
+    results.append(expected("a module free of the command line", options_table.module_problems(tree(clean)), None))
+    results.append(expected("a module including the command line", options_table.module_problems(
+        tree(dict(clean, **{"python/module.cpp": '#include "cli/app.hpp"\n'}))), "includes the command line's"))
+    results.append(expected("a module compiling the command line", options_table.module_problems(
+        tree(dict(clean, **{"python/CMakeLists.txt": "${ROOT}/src/cli/app.cpp\n"}))), "compiles a file of src/cli/"))
     print(f"options-table tester: {sum(results)} of {len(results)} cases as expected")
     return 0 if all(results) else 1
 

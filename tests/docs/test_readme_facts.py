@@ -2,12 +2,11 @@
 """Tests of the tester for readme_facts.py: in a small git tree of its own, a
 README whose facts hold passes, and each kind of wrong fact is reported."""
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readme_facts  # noqa: E402
+from doc_checks import case, tree as make_tree  # noqa: E402
 
 # The fixture spells src/ and docs/ as SRC/ and DOCS/ (real() puts them back), so that
 # citations.py, which checks every path written out in the repository, does not take the
@@ -23,7 +22,7 @@ LAYOUT = """## Layout
 ```
 SRC/alpha/   one folder
 SRC/beta/    another
-SRC/cli/     the tool
+SRC/commands/ the subcommands
 docs/        the pages
 fuzz/        harnesses
 tests/       tests
@@ -39,7 +38,7 @@ README = "# r\n\n" + COUNTS + "\n" + READING + "\n" + LAYOUT
 TREE = {
     "SRC/alpha/a.cpp": "",
     "SRC/beta/b.cpp": "",
-    "SRC/cli/main.cpp": 'runners["demo"] = 1;\nrunners["learn"] = 2;\n',
+    "SRC/commands/declarations.hpp": "Command demo_command();\nCommand learn_command();\n",
     "SRC/top.hpp": "",
     "DOCS/one.md": "# one\n",
     "DOCS/bench/two.md": "# two\n",
@@ -68,29 +67,18 @@ BROKEN = [
 
 
 def tree(readme):
-    d = tempfile.mkdtemp()
-    for rel, text in dict(TREE, **{"README.md": readme}).items():
-        rel, text = real(rel), real(text)
-        os.makedirs(os.path.dirname(os.path.join(d, rel)) or d, exist_ok=True)
-        with open(os.path.join(d, rel), "w") as f:
-            f.write(text)
-    subprocess.run(["git", "init", "-q"], cwd=d, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=d, check=True)
-    return d
+    return make_tree({real(rel): real(text) for rel, text in dict(TREE, **{"README.md": readme}).items()}, git=True)
 
 
 def main():
     failures = []
     clean = readme_facts.check(tree(README))
-    print(("ok   " if not clean else "FAIL ") + "a README whose facts hold" + (f": {clean}" if clean else ""))
-    if clean:
+    if not case("a README whose facts hold", not clean, str(clean)):
         failures.append("clean")
     for label, part, wrong, needle in BROKEN:
         assert part in README, label
         problems = readme_facts.check(tree(README.replace(part, wrong)))
-        ok = any(real(needle) in p for p in problems)
-        print(("ok   " if ok else "FAIL ") + label + (f": {problems}" if not ok else ""))
-        if not ok:
+        if not case(label, any(real(needle) in p for p in problems), str(problems)):
             failures.append(label)
     return 1 if failures else 0
 

@@ -9,6 +9,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stage_table  # noqa: E402
+from doc_checks import case  # noqa: E402
 
 ROOT = stage_table.ROOT
 TEXT = stage_table.read(stage_table.README)
@@ -37,10 +38,7 @@ def main():
             failures += 1
             continue
         _, problems = stage_table.check_table(TEXT.replace(old, new, 1), ROOT)
-        matching = [p for p in problems if phrase in p]
-        print(("ok   " if matching else "FAIL ") + f"{what}: " + (matching[0] if matching else f"not reported: {problems}"))
-        caught = bool(matching)
-        failures += not caught
+        failures += not case(what, any(phrase in p for p in problems), f"not reported: {problems}")
     failures += not untested_property_reported()
     return 1 if failures else 0
 
@@ -55,10 +53,9 @@ def untested_property_reported():
         with open(path, "w") as f:
             f.write(code.replace("property_rejects(", "property("))
         _, problems = stage_table.check_table(TEXT, root)
-    matching = [p for p in problems if "span_fast_vs_reference.cpp has no test of the tester" in p]
-    print(("ok   " if matching else "FAIL ") + "a property without a test of the tester: " +
-          (matching[0] if matching else f"not reported: {problems}"))
-    return bool(matching)
+    return case("a property without a test of the tester",
+                any("span_fast_vs_reference.cpp has no test of the tester" in p for p in problems),
+                f"not reported: {problems}")
 
 
 if __name__ == "__main__":

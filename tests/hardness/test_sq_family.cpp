@@ -456,7 +456,7 @@ TEST_CASE("mhalearn hard writes a verified instance that the other commands read
 
 TEST_CASE("mhalearn hard refuses bad input with one line and status 2", "[hardness][cli]") {
   Sandbox s;
-  expect_bad_input(s.run("hard --d 6 --m 0"), "--m: must be in 1..64, got 0");  // the one range of --m (cli/option_ranges.hpp)
+  expect_bad_input(s.run("hard --d 6 --m 0"), "--m: must be in 1..64, got 0");  // the one range of --m (its one declaration, src/commands/schema.hpp)
   expect_bad_input(s.run("hard --d 2 --m 2"), "d must be at least m + 1");
   expect_bad_input(s.run("hard --d 6 --m 2 --q 1,2,2"), "distinct");
   expect_bad_input(s.run("hard --d 6 --m 2 --q 1,2,1/2"), "singular");

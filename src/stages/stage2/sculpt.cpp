@@ -257,7 +257,7 @@ SculptTruth measure_truth(const ConvexBody& body, const ConvexBody::Centre& cent
 SculptResult sculpt_slabs(const SampleSource& source, const MatD& w_hat, const SculptOptions& o, const Layer* truth) {
   const auto start = std::chrono::steady_clock::now();
   const int k = source.k(), d = source.d();
-  const int64_t target = o.target_constraints > 0 ? o.target_constraints : 3 * int64_t{d} * d;
+  const int64_t target = constraints_target(o, d);
   const bool best_rows = o.selection == SculptOptions::Selection::best_rows;
   CertifyOptions certify = o.certify;
   SculptResult result{ConvexBody(d * d, o.radius), {}, {}};

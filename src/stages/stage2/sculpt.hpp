@@ -43,6 +43,13 @@ struct SculptOptions {
   Processes processes = {};
 };
 
+// The slabs a sculpt aims for: target_constraints, or 3·d² when it is 0 (the
+// default, resolved here only: stage 2, stage 4's pilot and the learner's
+// round 0 all read it from here).
+inline int64_t constraints_target(const SculptOptions& o, int d) {
+  return o.target_constraints > 0 ? o.target_constraints : 3 * int64_t{d} * d;
+}
+
 // Measurements that need the true instance.
 struct SculptTruth {
   std::vector<double> theta_violation;  // max slab violation of each true Θ_i (0: inside K)

@@ -1,5 +1,6 @@
 #include "stages/stage3/margin.hpp"
 
+#include "util/clock.hpp"
 #include "util/progress.hpp"
 
 #include <Eigen/Cholesky>
@@ -102,10 +103,6 @@ MarginResult refine_wsum(const SampleSource& source, const MatD& proxy, const Ma
 }
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Pilot: the margin distribution of the proxy, for an adaptive threshold (the
 // top accept_fraction of the pilot's margins).

@@ -37,7 +37,7 @@ ResculptResult resculpt(const SampleSource& source, const MatD& w_sum, int m, co
   for (const auto& r : per_sample) residuals.insert(residuals.end(), r.begin(), r.end());
   result.pilot_samples = batch.x.count;
   result.pilot_eligible_rows = static_cast<int64_t>(residuals.size());
-  const int64_t target = o.sculpt.target_constraints > 0 ? o.sculpt.target_constraints : 3 * int64_t{d} * d;
+  const int64_t target = constraints_target(o.sculpt, d);
   const int64_t budget = std::min<int64_t>(o.sculpt.max_samples, samples_from(source, o.sculpt.first_sample + pilot));
   if (residuals.empty() || budget <= 0) {
     result.tau = 0;  // nothing to go on: the sculpt below certifies nothing and says so

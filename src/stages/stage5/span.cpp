@@ -1,5 +1,7 @@
 #include "stages/stage5/span.hpp"
 
+#include "util/clock.hpp"
+
 #include <Eigen/SVD>
 
 #include <algorithm>
@@ -14,14 +16,6 @@ namespace mha {
 // A threshold of the report's message only (it changes no result): the hull
 // point counts as 0 below kHullPointAtOrigin·R.
 constexpr double kHullPointAtOrigin = 1e-6;
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 int gap_dimension(const Eigen::VectorXd& s, double threshold, int m, double min_gap, double& gap) {
   const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
