@@ -12,6 +12,7 @@
 #include "numeric/comparison.hpp"
 #include "util/format.hpp"
 #include "util/progress.hpp"
+#include "util/resources.hpp"
 
 #include <filesystem>
 
@@ -156,6 +157,7 @@ DemoRun run_demo_command(DemoArgs a, const Context& ctx) {
   DemoRun run = demo_learn(a, oracle, inst, prov, ctx, report);
   if (run.status != kExitOk && run.learned->ok) return run;  // learned, but learned.json could not be written
   report["provenance"] = prov;
+  report["provenance"]["resources"] = process_resources();  // what the run cost the machine
   const std::string report_path = a.out + "/report.json";
   if (auto e = write_json_atomically(report_path, report); !e.empty()) return stopped(kExitFailedRun, e, std::move(run.learned));
   ctx.print("[report] wrote " + report_path + "\n");

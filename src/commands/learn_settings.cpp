@@ -1,7 +1,9 @@
 #include "commands/learn_settings.hpp"
 
+
 #include "commands/status.hpp"
 #include "util/format.hpp"
+#include "util/resources.hpp"
 
 #include <cstdio>
 
@@ -383,6 +385,8 @@ std::set<std::string> given_learn_flags(const Arguments& a) {
 
 json learn_report_record(json report, const json& provenance) {
   report["provenance"] = provenance;
+  // What the run cost the machine, read as the report is written (docs/formats.md).
+  report["provenance"]["resources"] = process_resources();
   return report;
 }
 

@@ -194,6 +194,9 @@ TEST_CASE("learn runs end to end and writes the learned layer and the report", "
   CHECK(report["errors"]["theta_max_rel"].get<double>() < mha::tolerance::cli_learn_polished_target());
   CHECK(report.contains("errors_before_polish"));
   CHECK(report["provenance"]["command"] == "learn");
+  // What the run cost the machine (docs/formats.md, "Provenance"): CPU time and the load.
+  CHECK(report["provenance"]["resources"]["cpu_seconds"].get<double>() > 0);
+  CHECK(report["provenance"]["resources"].contains("load_average_end"));
   REQUIRE(s.run("check " + s.path("learned.json")).status <= 1);  // a readable instance (its conditions may fail)
 }
 
