@@ -2,7 +2,7 @@
 // + system, all threads) and the load average when it started and when it
 // reported. A wall time measured on a shared machine says little alone; with the
 // CPU time and the load a reader can tell the run's own cost from the machine's
-// other work (docs/formats.md, "resources").
+// other work (docs/formats.md, "Provenance").
 #pragma once
 
 #include <nlohmann/json.hpp>
