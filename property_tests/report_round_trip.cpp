@@ -43,6 +43,9 @@ std::string words() {
 }
 
 int64_t count() { return *rc::gen::inRange<int64_t>(0, std::numeric_limits<int64_t>::max()); }
+// A count of doubles a process sent or received: the report gives it in bytes (8 per
+// double), so a run's counts stay below 2⁶³/8 (no process moves an exabyte).
+int64_t doubles_count() { return *rc::gen::inRange<int64_t>(0, std::numeric_limits<int64_t>::max() / 8); }
 
 StageRecord stage_record() {
   json details = json::object();
@@ -98,7 +101,7 @@ LearnReport any_report(int m, int rounds) {
   r.samples_paper = count(), r.samples_polish = count(), r.samples_total = count(), r.validation_samples = count();
   r.shared_samples_by_process.resize(static_cast<size_t>(*rc::gen::inRange(1, 5)));
   for (int64_t& n : r.shared_samples_by_process) n = count();
-  r.gathers = count(), r.gathered_doubles_sent = count(), r.gathered_doubles_received = count();
+  r.gathers = count(), r.gathered_doubles_sent = doubles_count(), r.gathered_doubles_received = doubles_count();
   r.seconds = any_double();
   r.ok = *rc::gen::arbitrary<bool>();
   r.message = words();
