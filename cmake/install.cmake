@@ -15,7 +15,7 @@ set(MHALEARN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/mhalearn)
 set(MHALEARN_PUBLIC_HEADERS
   data/instance_io.hpp data/npy.hpp data/oracle.hpp data/provenance.hpp
   geometry/convex_body.hpp geometry/min_norm_active_set.hpp
-  learn/evaluate.hpp learn/learner.hpp learn/noise.hpp learn/report.hpp learn/report_rows.hpp
+  learn/evaluate.hpp learn/learner.hpp learn/noise.hpp learn/reference_samples.hpp learn/report.hpp learn/report_rows.hpp
   model/conditions.hpp model/forward_check.hpp model/forward_fast.hpp model/forward_reference.hpp
   model/import_attention.hpp model/inputs.hpp model/instance_gen.hpp model/layer.hpp
   numeric/comparison.hpp numeric/rng.hpp numeric/scalar.hpp numeric/tolerance.hpp
@@ -25,7 +25,7 @@ set(MHALEARN_PUBLIC_HEADERS
   stages/stage2/sculpt.hpp
   stages/stage3/check.hpp stages/stage3/margin.hpp
   stages/stage4/resculpt.hpp
-  stages/stage5/check.hpp stages/stage5/span.hpp
+  stages/stage5/check.hpp stages/stage5/span.hpp stages/stage5/span_membership.hpp
   stages/stage6/check.hpp stages/stage6/net.hpp stages/stage6/w_least_squares.hpp
   stages/polish/check.hpp stages/polish/polish.hpp
   util/processes.hpp
