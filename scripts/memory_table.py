@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import error, fmt, page_main, table  # noqa: E402
+from experiments import Learners, error, fmt, learner_label, page_main, table  # noqa: E402
 
 RUN = "d64_k2_m2_scale6_seed1"
 TARGET_BYTES = 1e9  # issue target: peak resident set at (64,2,2)
@@ -116,7 +116,7 @@ def d128_end_to_end_section(directory):
                  f"`ok` {str(report['ok']).lower()}; max(Θ, W) relative error "
                  f"{fmt(error(report, 'errors_before_polish'), 2)} after the paper's stages (target 1e−3) and "
                  f"{fmt(error(report), 2)} after polishing (target 1e−12); resumed at "
-                 f"{', '.join(report['resumed_at'])}; written by {report['provenance']['git_commit']}"
+                 f"{', '.join(report['resumed_at'])}; written by {report['provenance']['git_commit']} (learner {learner_label(report)})"
                  + (f", the steps before taken by {', '.join(builds)} (`provenance.earlier_builds`)"
                     if builds else "") + ".", "",
                  "Run time by stage, the report's stage records summed (the time of the segments that were "
@@ -188,15 +188,17 @@ def learn_section(directory, run):
     text = ["## The learner end to end at (64,2,2)", "",
             f"Command: `{run['learn_command']}` (the instance of docs/targets.md, scale 6, seed 1; the "
             "reference paths off, as there).", ""]
+    learners = Learners(reports=[report])  # the page's learner: this page's run's; the earlier run is marked
     text += table(["run", "wall (s)", "user + system CPU (s)", "peak resident set (GB)",
-                   "max(Θ, W) error before polishing", "after polishing", "samples"],
+                   "max(Θ, W) error before polishing", "after polishing", "samples", "learner"],
                   [["this page's", secs(wall), secs(user + system), f"{peak / GB:.2f}",
                     fmt(error(report, "errors_before_polish"), 2), fmt(error(report), 2),
-                    f"{report['samples_total']:.3g}"],
+                    f"{report['samples_total']:.3g}", learners.cell(report)],
                    [f"earlier (commit {earlier['provenance']['git_commit'][:7]}, {earlier['provenance']['build']['cpu']})",
                     secs(e_wall), secs(e_user + e_system), f"{e_peak / GB:.2f}",
                     fmt(error(earlier, "errors_before_polish"), 2), fmt(error(earlier), 2),
-                    f"{earlier['samples_total']:.3g}"]], "lrrrrrr")
+                    f"{earlier['samples_total']:.3g}", learners.cell(earlier)]], "lrrrrrrl")
+    text += ["", learners.note([learner_label(report), learner_label(earlier)])]
     text += ["", f"Target: peak ≤ {TARGET_BYTES / GB:.0f} GB (10⁹ bytes) — **{verdict}** "
              f"({peak / GB:.3f} GB, GNU time's maximum resident set; GB = 10⁹ bytes). The earlier run's files: "
              f"[{EARLIER}.time](../../{EARLIER}.time), [report](../../{EARLIER}.report.json).", ""]

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import error, fmt, page_main, table  # noqa: E402
+from experiments import Learners, error, fmt, learner_label, page_main, table  # noqa: E402
 
 CONFIGS = [("d32_k2_m2_scale6_seed1", "(32,2,2)"), ("d16_k2_m3_scale6_seed1", "(16,2,3)")]
 RANKS = [1, 2, 4, 8, 16, 32, 64]
@@ -75,7 +75,7 @@ def comm_seconds(gathers, gathered_bytes, p):
     return gathers * LATENCY * math.ceil(math.log2(p)) + gathered_bytes * (p - 1) / p / BANDWIDTH
 
 
-def config_section(directory, name, label):
+def config_section(directory, name, label, learners):
     runs = {}
     for np in (1, 2):
         base = os.path.join(directory, f"{name}_np{np}")
@@ -88,9 +88,11 @@ def config_section(directory, name, label):
     procs = r2.get("processes", {})
     text = [f"## {label}", ""]
     text += table(["ranks", "wall (s)", "CPU (s)", "peak RSS per rank (MB)", "max(Θ, W) error before polishing",
-                   "after", "samples"],
+                   "after", "samples", "learner"],
                   [[str(np), secs(w), secs(c), f"{m / 1e6:.0f}", fmt(error(r, "errors_before_polish"), 2),
-                    fmt(error(r), 2), f"{r['samples_total']:.3g}"] for np, (w, c, m, r, _) in runs.items()], "rrrrrrr")
+                    fmt(error(r), 2), f"{r['samples_total']:.3g}", learners.cell(r)]
+                   for np, (w, c, m, r, _) in runs.items()], "rrrrrrrl")
+    text += ["", learners.note([learner_label(r) for _, _, _, r, _ in runs.values()])]
     same = r1.get("errors") == r2.get("errors") and r1.get("errors_before_polish") == r2.get("errors_before_polish")
     text += ["", f"Speed-up {w1 / w2:.2f}× on 2 ranks; the two runs' errors are {'identical' if same else 'DIFFERENT'} "
              f"(the learned bytes are compared by the CTest of tests/cli/mpi_net.py). The 2-rank run's shares of the "
@@ -133,6 +135,13 @@ def projection(label, fitted):
     return text
 
 
+def run_reports(directory):
+    """Every learner report of the page's runs (the page's learner is the one most of them name)."""
+    return [json.load(open(os.path.join(directory, f"{name}_np{np}.report.json")))
+            for name, _ in CONFIGS for np in (1, 2)
+            if os.path.exists(os.path.join(directory, f"{name}_np{np}.report.json"))]
+
+
 def page(directory):
     run = json.load(open(os.path.join(directory, "run.json")))
     text = ["# The learner over MPI ranks", "",
@@ -158,8 +167,9 @@ def page(directory):
             f"({LATENCY * 1e6:.0f} µs per step, {BANDWIDTH / 1e9:.0f} GB/s; not measured here), with the gathered "
             "bytes and the number of all-gathers counted in the 2-rank run (the gathered data — certified rows "
             "with their slabs, margin events, tuple errors — does not grow with P).", ""]
+    learners = Learners(reports=run_reports(directory))
     for name, label in CONFIGS:
-        section, fitted = config_section(directory, name, label)
+        section, fitted = config_section(directory, name, label, learners)
         if not section:
             continue
         text += section + [""] + projection(label, fitted) + [""]
