@@ -99,6 +99,17 @@ ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& re
   return part;
 }
 
+// The reference free vectors' own angle error: Davis–Kahan on G = MᵀM computed at 2^−bits,
+// δλ over the gap λ_p − λ_{p−1} (infinite without a gap).
+double reference_directions_angle(const SpanReference& ref, int p) {
+  const Eigen::VectorXd& s = ref.singular_values;
+  const long long n = s.size();
+  const double up = tol::mpfr_unit_roundoff(ref.bits);
+  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
+  return lambda_gap > 0 ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
+                        : std::numeric_limits<double>::infinity();
+}
+
 ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m) {
   ComparisonPart part;
   part.name = "hull directions";
@@ -110,12 +121,7 @@ ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& r
     return part;
   }
   const Eigen::VectorXd& s = ref.singular_values;
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
-  // The reference vectors' own angle error (Davis–Kahan on G at 2^−bits): δλ over the λ-gap.
-  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
-  const double reference_angle = lambda_gap > 0
-      ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
-      : std::numeric_limits<double>::infinity();
+  const double reference_angle = reference_directions_angle(ref, p);
   const double bound = tol::singular_subspace_sin_bound(e.value(), s(p) - s(p - 1), p, n) + reference_angle;
   const double sine = sin_largest_principal_angle(fast.hull_directions, ref.free_basis);
   if (!(bound < 1)) {
@@ -200,11 +206,7 @@ ComparisonPart compare_iterative_directions(const SpanResult& fast, const SpanRe
     return part;
   }
   const Eigen::VectorXd& s = ref.singular_values;
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
-  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
-  const double reference_angle = lambda_gap > 0
-      ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
-      : std::numeric_limits<double>::infinity();
+  const double reference_angle = reference_directions_angle(ref, p);
   // Davis–Kahan: the Ritz values of the block are ≤ λ̂_{p−1}, the rest of A's spectrum ≥ λ_p.
   const double reference_lambda_error = 2 * s(p) * e.reference_value + e.reference_value * e.reference_value;
   const double lambda_hat = fast.singular_values(p - 1) * fast.singular_values(p - 1) * (1 + 2 * kU);

@@ -1,5 +1,7 @@
 #include "stages/stage5/span_membership.hpp"
 
+#include "geometry/convex_body_clp.hpp"
+
 #include "numeric/rng.hpp"
 #include "util/format.hpp"
 
@@ -46,7 +48,7 @@ class CutLp {
     model_.setLogLevel(0);
     model_.loadProblem(n_, 0, start.data(), nullptr, nullptr, lo.data(), up.data(), obj.data(), nullptr, nullptr);
     model_.setOptimizationDirection(-1.0);  // maximise
-    model_.setDualTolerance(1e-10);
+    model_.setDualTolerance(convex_body_detail::kClpDualTolerance);  // the body's LPs' setting
     model_.setPrimalTolerance(primal_tolerance(body));
   }
   void add(const std::vector<int>& rows) {
