@@ -237,14 +237,8 @@ struct ReportEncoder {
     return {{"shared_samples_by_process", p.shared_samples_by_process}, {"gathers", p.gathers},
             {"gathered_doubles_sent", p.gathered_doubles_sent}, {"gathered_doubles_received", p.gathered_doubles_received}};
   }
-  template <class Row>
-  static json rows(const std::vector<Row>& v) {
-    json out = json::array();
-    for (const Row& r : v) out.push_back(to_json(r));
-    return out;
-  }
-  static json value(const std::vector<ReferenceCheck>& v) { return rows(v); }
-  static json value(const std::vector<Diagnostic>& v) { return rows(v); }
+  static json value(const std::vector<ReferenceCheck>& v) { return rows_to_json(v); }
+  static json value(const std::vector<Diagnostic>& v) { return rows_to_json(v); }
   template <class T>
   static json value(const T& v) { return v; }
 

@@ -84,14 +84,8 @@ struct ReportWriter {
             {"this_process_gathers", p.gathers}, {"this_process_bytes_sent", 8 * p.gathered_doubles_sent},
             {"this_process_bytes_received", 8 * p.gathered_doubles_received}};
   }
-  template <class Row>
-  static json rows(const std::vector<Row>& v) {
-    json out = json::array();
-    for (const Row& r : v) out.push_back(to_json(r));
-    return out;
-  }
-  static json value(const std::vector<ReferenceCheck>& v) { return rows(v); }
-  static json value(const std::vector<Diagnostic>& v) { return rows(v); }
+  static json value(const std::vector<ReferenceCheck>& v) { return rows_to_json(v); }
+  static json value(const std::vector<Diagnostic>& v) { return rows_to_json(v); }
   template <class T>
   static json value(const T& v) { return v; }
 

@@ -11,6 +11,8 @@
 
 #include "learn/report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -28,6 +30,15 @@ struct ReportField {
   Shown shown = Shown::always;
   bool optional_in_checkpoint = false;  // absent from checkpoints written before it was kept there: read as unset
 };
+
+// A list of rows (reference checks, diagnostics) as JSON, each by its own to_json: the
+// report and the checkpoint write them alike.
+template <class Row>
+nlohmann::json rows_to_json(const std::vector<Row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) out.push_back(to_json(r));
+  return out;
+}
 
 // The processes that shared the run (MPI ranks): the report shows them as one
 // record, and only for a run shared by more than one.
