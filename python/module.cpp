@@ -171,7 +171,7 @@ NpyArray as_array(const std::string& fn, const commands::Option& o, const py::ar
     const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);  // float32 widened exactly
     out.f64.assign(c.data(), c.data() + c.size());
   } else {
-    value_error(fn + ": " + o.keyword() + ": got dtype " + std::string(py::str(a.dtype())) +
+    value_error("mhalearn." + fn + ": " + o.keyword() + ": got dtype " + std::string(py::str(a.dtype())) +
                 (o.contract.empty() ? "" : "; " + o.contract));
   }
   return out;
@@ -207,7 +207,7 @@ void set_argument(const std::string& fn, commands::Arguments& a, const commands:
   if (auto need = convert(o, v, value, range_error); !need.empty()) wrong(need);
   if (range_error.empty()) range_error = commands::set_value(a, o, std::move(value));
   if (!range_error.empty())
-    value_error(fn + ": " + key + (range_error.rfind("must", 0) == 0 ? " " : ": ") + range_error);
+    value_error("mhalearn." + fn + ": " + key + (range_error.rfind("must", 0) == 0 ? " " : ": ") + range_error);
 }
 
 // ---- The run ------------------------------------------------------------------
@@ -333,7 +333,7 @@ commands::Result run_answering_signals(const commands::Command& c, const std::sh
     try {
       std::rethrow_exception(job->error);
     } catch (const DatasetError& e) {
-      value_error(e.what());
+      value_error("mhalearn." + c.python_name + ": " + e.what());
     }
   }
   return std::move(job->result);
@@ -358,7 +358,7 @@ py::dict outputs_of(const commands::Result& r, PythonRun& run) {
 // left out): {"status", "error", "value", "outputs", "text", "warnings"}.
 py::dict run_command(const std::string& name, const py::dict& arguments) {
   const commands::Command* c = commands::find_command(name);
-  if (!c) value_error("no subcommand '" + name + "'");
+  if (!c) value_error("mhalearn: no subcommand '" + name + "'");
   const std::string fn = c->python_name;
   commands::Arguments a;
   a.command = c;
@@ -369,15 +369,15 @@ py::dict run_command(const std::string& name, const py::dict& arguments) {
     if (!o) type_error("mhalearn." + fn + ": unexpected keyword argument '" + k + "' (help(mhalearn." + fn + ") lists them)");
     if (!value.is_none()) set_argument(fn, a, *o, value);
   }
-  if (auto e = commands::check_combinations(a); !e.empty()) value_error(fn + ": " + e);
-  if (auto e = commands::path_problem(a); !e.empty()) value_error(fn + ": " + e);
+  if (auto e = commands::check_combinations(a); !e.empty()) value_error("mhalearn." + fn + ": " + e);
+  if (auto e = commands::path_problem(a); !e.empty()) value_error("mhalearn." + fn + ": " + e);
   auto job = std::make_shared<Job>();
   job->args = std::move(a);
   job->ctx = python_context(fn, job->run);
   const commands::Result r = run_answering_signals(*c, job);
   PythonRun& run = job->run;
-  if (r.status == commands::kExitBadInput) value_error(fn + ": " + r.error);
-  if (r.status == commands::kExitFastPathOverflow) overflow_error(fn + ": " + r.error);
+  if (r.status == commands::kExitBadInput) value_error("mhalearn." + fn + ": " + r.error);
+  if (r.status == commands::kExitFastPathOverflow) overflow_error("mhalearn." + fn + ": " + r.error);
   py::dict out;
   out["status"] = r.status;
   out["error"] = r.error;
@@ -393,10 +393,10 @@ py::dict run_command(const std::string& name, const py::dict& arguments) {
 MatD to_matrix(const py::handle& value, const std::string& name) {
   if (!py::isinstance<py::array>(value)) type_error("mhalearn.Instance: " + name + " must be a numpy array, got " + type_of(value));
   const py::array a = py::reinterpret_borrow<py::array>(value);
-  if (a.ndim() != 2) value_error(name + ": expected a 2-D array, got " + std::to_string(a.ndim()) + " dimensions");
+  if (a.ndim() != 2) value_error("mhalearn.Instance: " + name + ": expected a 2-D array, got " + std::to_string(a.ndim()) + " dimensions");
   const char kind = a.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u')
-    value_error(name + ": expected a real (float64) array, got dtype " + std::string(py::str(a.dtype())));
+    value_error("mhalearn.Instance: " + name + ": expected a real (float64) array, got dtype " + std::string(py::str(a.dtype())));
   const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   return Eigen::Map<const RowMajor>(c.data(), c.shape(0), c.shape(1));
@@ -428,8 +428,8 @@ Instance make_instance(const py::object& heads, const py::object& k, const py::o
   }
   inst.k = k.cast<int>();
   if (!parse_input_kind(inputs.cast<std::string>(), inst.inputs))
-    value_error("Instance: inputs: '" + inputs.cast<std::string>() + "' is not one of boolean, gaussian");
-  if (auto e = validate_instance(inst); !e.empty()) value_error(e);
+    value_error("mhalearn.Instance: inputs: '" + inputs.cast<std::string>() + "' is not one of boolean, gaussian");
+  if (auto e = validate_instance(inst); !e.empty()) value_error("mhalearn.Instance: " + e);
   inst.provenance_json = python_provenance("Instance", {{"k", inst.k}, {"inputs", to_string(inst.inputs)}}).dump();
   return inst;
 }
@@ -448,7 +448,7 @@ std::string path_argument(const std::string& fn, const py::object& value) {
 
 Instance read_instance_py(const py::object& path) {
   InstanceReadResult r = read_instance(path_argument("read_instance", path));
-  if (!r.ok) value_error(commands::printable_path(r.error));
+  if (!r.ok) value_error("mhalearn.read_instance: " + commands::printable_path(r.error));
   return std::move(r.instance);
 }
 
@@ -456,8 +456,8 @@ void write_instance_py(const py::object& path, const py::object& instance) {
   if (!py::isinstance<Instance>(instance))
     type_error("mhalearn.write_instance: argument 'instance' must be an mhalearn.Instance, got " + type_of(instance));
   const std::string p = path_argument("write_instance", path);
-  if (auto e = commands::output_file_problem("path", p); !e.empty()) value_error("write_instance: " + e);
-  if (auto e = write_instance(p, instance.cast<const Instance&>()); !e.empty()) value_error(e);
+  if (auto e = commands::output_file_problem("path", p); !e.empty()) value_error("mhalearn.write_instance: " + e);
+  if (auto e = write_instance(p, instance.cast<const Instance&>()); !e.empty()) value_error("mhalearn.write_instance: " + e);
 }
 
 }  // namespace

@@ -246,16 +246,16 @@ def _verify(r):
     rows = r["value"]
     if r["status"] == 4:
         bad = _disagreeing(rows)
-        raise ReferenceDisagreement(_first_disagreement(bad), bad, all_rows=rows)
+        raise ReferenceDisagreement(_first_disagreement("verify", bad), bad, all_rows=rows)
     _raise("verify", r, rows)
     return rows
 
 
-def _first_disagreement(rows):
+def _first_disagreement(name, rows):
     """The CLI's one line: how many rows disagree, and what in the first one."""
     r = rows[0]
     where = f" (round {r['round']})" if "round" in r else ""
-    return (f"a fast path disagrees with its reference beyond the derived bound (after escalation), {len(rows)} row(s); "
+    return (f"mhalearn.{name}: a fast path disagrees with its reference beyond the derived bound (after escalation), {len(rows)} row(s); "
             f"first: stage {r['stage']}{where}: {r['disagreement']}")
 
 
@@ -267,9 +267,9 @@ def _learn(r):
     layer, report = r["outputs"].get("output"), r["value"]
     if r["status"] == 4:
         bad = _disagreeing(report.get("reference", []))
-        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report, layer=layer)
+        raise ReferenceDisagreement(_first_disagreement("learn", bad), bad, report=report, layer=layer)
     if r["status"] != 0:
-        raise LearnFailed(r["error"], report)
+        raise LearnFailed(f"mhalearn.learn: {r['error']}", report)
     return layer, report
 
 
@@ -281,7 +281,7 @@ def _demo(r):
         raise ReferenceDisagreement(f"mhalearn.demo: {r['error']}", [], report=report)
     if r["status"] == 4:
         bad = _disagreeing(report["learn"].get("reference", []))
-        raise ReferenceDisagreement(_first_disagreement(bad), bad, report=report)
+        raise ReferenceDisagreement(_first_disagreement("demo", bad), bad, report=report)
     if r["status"] != 0:
         failed = LearnFailed if report is not None and "learn" in report else RunFailed
         raise failed(f"mhalearn.demo: {r['error']}", report)
@@ -315,17 +315,17 @@ def from_torch(module, *, k=2, inputs="boolean"):
     import torch  # only this function needs PyTorch
 
     if not isinstance(module, torch.nn.MultiheadAttention):
-        raise ValueError(f"from_torch: expected a torch.nn.MultiheadAttention, got {type(module).__name__}")
+        raise ValueError(f"mhalearn.from_torch: expected a torch.nn.MultiheadAttention, got {type(module).__name__}")
     if not module._qkv_same_embed_dim:
-        raise ValueError("from_torch: kdim/vdim differ from embed_dim; only self-attention of one width is supported")
+        raise ValueError("mhalearn.from_torch: kdim/vdim differ from embed_dim; only self-attention of one width is supported")
     if module.in_proj_bias is not None or module.out_proj.bias is not None:
-        raise ValueError("from_torch: the module has biases; only bias=False attention maps onto the layer")
+        raise ValueError("mhalearn.from_torch: the module has biases; only bias=False attention maps onto the layer")
     if module.bias_k is not None or module.bias_v is not None:
-        raise ValueError("from_torch: add_bias_kv=True adds a key/value token; not supported")
+        raise ValueError("mhalearn.from_torch: add_bias_kv=True adds a key/value token; not supported")
     if module.add_zero_attn:
-        raise ValueError("from_torch: add_zero_attn=True adds a zero token; not supported")
+        raise ValueError("mhalearn.from_torch: add_zero_attn=True adds a zero token; not supported")
     if module.training and module.dropout > 0:
-        raise ValueError("from_torch: attention dropout is active; call module.eval() or use dropout=0")
+        raise ValueError("mhalearn.from_torch: attention dropout is active; call module.eval() or use dropout=0")
 
     def weights(t):
         return t.detach().to(device="cpu", dtype=torch.float64).numpy()

@@ -5,6 +5,7 @@ lines are run by tests/cli/bad_inputs.py)."""
 import hashlib
 import os
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -23,6 +24,20 @@ def py_cases():
         if kind == "py":
             out.append(pytest.param(exception, fragment, expression, id=f"line{number}"))
     return out
+
+
+# Every message names the call it came from, as the CLI's name their subcommand.
+PREFIX = re.compile(r"^mhalearn(\.[A-Za-z_][A-Za-z0-9_]*)?: ")
+
+
+def names_its_call(message):
+    return bool(PREFIX.match(message))
+
+
+def test_the_prefix_check_rejects_a_message_without_its_call():  # the tester of the check below
+    assert names_its_call("mhalearn.sample: n must be in 1..2^40, got 0")
+    assert not names_its_call("sample: n must be in 1..2^40, got 0")
+    assert not names_its_call("cannot open missing.json: No such file or directory")
 
 
 def snapshot(folder):
@@ -65,4 +80,5 @@ def test_bad_input(folder, monkeypatch, exception, fragment, expression):
     assert type(info.value).__name__ == exception, f"{expression}: {type(info.value).__name__}: {message}"
     assert "\n" not in message, f"{expression}: a multi-line message: {message}"
     assert fragment.lower() in message.lower(), f"{expression}: '{fragment}' not in: {message}"
+    assert names_its_call(message), f"{expression}: the message does not begin with mhalearn.<call>: {message}"
     assert snapshot(d) == before, f"{expression}: the folder changed"
