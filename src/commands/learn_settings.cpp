@@ -71,6 +71,9 @@ const std::vector<LearnOptionSpec> kTable = {
     {"--final-fit-samples", kPaper, MHA_FIELD(paper.final_fit_samples),
      "when polishing stops at a noise floor: the final fit's samples on an oracle (a dataset: all it has left); "
      "0: no final fit", range(0, two_to(36))},
+    {"--polish-train-samples", kPaper, MHA_FIELD(paper.polish_options.samples),
+     "polishing's training samples (0: max(256, 16·m·d/k, 2d²/(k(k−1))), the fewest that identify Θ while the "
+     "softmax is not saturated)", range(0, two_to(24)), nullptr, nullptr, Recorded::when_changed},
     {"--no-polish", kPaper, MHA_FIELD(no_polish), "stop after the paper's stages (no Levenberg–Marquardt polishing)", {},
      nullptr, nullptr, Recorded::always, "polish", true},
     {"--no-reference", kPaper, MHA_FIELD(no_reference),
