@@ -88,7 +88,7 @@ void BM_CentreStep(benchmark::State& state, bool qr, Eigen::Index n, int threads
 void BM_CentreCompare(benchmark::State& state, int d) {
   const int64_t slabs = std::min<int64_t>(8 * int64_t{d} * d, int64_t{1} << 14);
   const mha::test::TokenHullBody b = mha::test::token_hull_body(d, 2, slabs, 0.05, 1e-3, 1);
-  const Method old_method = mha::ConvexBody::automatic_centre_method(slabs, int64_t{d} * d, 1);
+  const Method old_method = mha::ConvexBody::automatic_centre_method(slabs, int64_t{d} * d, 1, false);
   mha::ConvexBody::Centre old_centre, new_centre;
   mha::test::CentreCost old_cost, new_cost;
   for (auto _ : state) {

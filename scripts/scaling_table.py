@@ -5,7 +5,9 @@ ranks exchanged, and a model of strong scaling to 64 ranks built from them.
 
 Usage: scaling_table.py DIR [--out PAGE]
   DIR holds run.json and, per configuration NAME and rank count P in {1, 2},
-  NAME_npP.{time,report.json,log}.
+  NAME_npP.{time,report.json,log}; and DIR/d64_centre_side_by_side/ the (64,2,2) runs
+  with the iterative and the streamed centre ({iterative,streamed}.{time,load,log,report.json},
+  `command`; GNU time -v output), rendered by centre_section().
 Standard library only.
 """
 import json
@@ -142,6 +144,88 @@ def run_reports(directory):
             if os.path.exists(os.path.join(directory, f"{name}_np{np}.report.json"))]
 
 
+SIDE_BY_SIDE = "d64_centre_side_by_side"
+
+
+def read_time_v(path):
+    """wall (s), user (s), system (s), peak RSS (bytes), percent of CPU from GNU time -v's output."""
+    fields = {}
+    for line in open(path):
+        key, _, value = line.strip().rpartition(": ")
+        fields[key] = value
+    h, m, sec = (["0"] + fields["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":"))[-3:]
+    wall = 3600 * float(h) + 60 * float(m) + float(sec)
+    return (wall, float(fields["User time (seconds)"]), float(fields["System time (seconds)"]),
+            int(fields["Maximum resident set size (kbytes)"]) * 1024, fields["Percent of CPU this job got"])
+
+
+def side_run(directory, name):
+    report = json.load(open(os.path.join(directory, name + ".report.json")))
+    wall, user, system, rss, percent = read_time_v(os.path.join(directory, name + ".time"))
+    centres = [s["centre_seconds"] for s in report["stages"] if s["stage"] in ("2", "4")]
+    loads = [line.split(":", 1)[1].split()[:3] for line in open(os.path.join(directory, name + ".load"))
+             if line.startswith("load")]
+    return {"report": report, "wall": wall, "user": user, "system": system, "rss": rss, "percent": percent,
+            "centres": centres, "stage_seconds": sum(s["seconds"] for s in report["stages"]),
+            "stage6": [s["seconds"] for s in report["stages"] if s["stage"] == "6"],
+            "final4": [s for s in report["stages"] if s["stage"] in ("2", "4")][-1],
+            "polish": sum(s["seconds"] for s in report["stages"] if s["stage"] == "polish"),
+            "load": " / ".join(" ".join(l) for l in loads)}
+
+
+def centre_section(directory):
+    """(64,2,2) end to end with the iterative centre against the streamed one (hand-run, side by side)."""
+    path = os.path.join(directory, SIDE_BY_SIDE)
+    if not os.path.isdir(path):
+        return []
+    it, st = side_run(path, "iterative"), side_run(path, "streamed")
+    rows = []
+    for label, r in (("iterative (04c9869)", it), ("streamed (main, 238e316)", st)):
+        before, after = r["report"]["errors_before_polish"], r["report"]["errors"]
+        rows.append([label, secs(r["wall"]), f"{r['user']:.1f} + {r['system']:.1f}", f"{r['rss'] / 1e9:.3f}",
+                     ", ".join(f"{c:.1f}" for c in r["centres"]), f"{sum(r['centres']):.1f}",
+                     f"{r['stage_seconds']:.1f}",
+                     f"{fmt(before['theta_max_rel'], 3)} / {fmt(before['w_max_rel'], 3)}",
+                     f"{fmt(after['theta_max_rel'], 2)} / {fmt(after['w_max_rel'], 2)}", r["load"],
+                     learner_label(r["report"])])
+    cpu = lambda r: r["user"] + r["system"]
+    later = it["centres"][1:]
+    return ([
+        "## (64,2,2) end to end with the iterative centre", "",
+        "The default learner at (64,2,2) (the instance of docs/targets.md, scale 6, seed 1; `--threads 2 "
+        "--no-reference`, as docs/bench/memory.md's runs), since `automatic` takes the iterative centre beyond "
+        "d = 35 (MATH.md §3.2), against the streamed centre it took before, run one after the other on the same "
+        "shared machine under `nice -n 10` and `/usr/bin/time -v`. Commands, logs, reports, GNU time's output "
+        f"and the load averages (before / after): [scaling/{SIDE_BY_SIDE}/](scaling/{SIDE_BY_SIDE}/) "
+        "(`command`, `iterative.*`, `streamed.*`).", ""]
+    + table(["centre", "wall (s)", "CPU user + sys (s)", "peak RSS (GB)", "six centres (s, `centre_seconds`)",
+             "their sum (s)", "stage records (s)", "Θ / W error before polishing", "after", "load before / after",
+             "learner"],
+            rows, "lrrrlrrrrll") + ["",
+        "What the rows say:", "",
+        f"- The machine was shared (the load averages above; the runs got {it['percent']} and {st['percent']} "
+        "of a CPU on average, GNU time's \"Percent of CPU\"), so neither wall time is the idle machine's: the "
+        f"streamed run here took {secs(st['wall'])} s where the same method took 389 s on the idle machine "
+        f"(docs/bench/memory.md, b0a766d). Side by side the iterative centres took {sum(it['centres']):.0f} s "
+        f"against {sum(st['centres']):.0f} s ({sum(st['centres']) / sum(it['centres']):.2f}× less), the run "
+        f"{secs(it['wall'])} s against {secs(st['wall'])} s wall and {cpu(it):.0f} s against {cpu(st):.0f} s of "
+        f"CPU ({cpu(st) / cpu(it):.2f}× less).",
+        "- The two logs' stage lines are the same in every printed figure but the seconds, the lemma's typical "
+        "hull error (the iterative centre has only the smallest 2m + 1 singular values, and its typical figure "
+        "sums those alone, a lower bound of the formula's: src/stages/stage2/sculpt.hpp) and polishing's last "
+        "validation error; both reach the rounding floor after polishing.",
+        f"- Round 0's body has no gap (s₁/s₀ = {it['report']['stages'][1]['gap']:.2f}): its iterative centre "
+        f"took {it['centres'][0]:.1f} s, against {min(later):.0f}–{max(later):.0f} s in the later rounds and "
+        f"{st['centres'][0]:.0f} s for the streamed one. The final round spent "
+        f"{it['final4']['seconds'] - it['final4']['centre_seconds']:.0f} s outside its centre.",
+        "- The target of ≤ 2 min end to end is not met: the centres are "
+        f"{100 * sum(it['centres']) / it['wall']:.0f} % of the iterative run's wall time, and the rest — stage 6's "
+        f"nets ({min(it['stage6'][1:]):.0f}–{max(it['stage6'][1:]):.0f} s a round after round 0's "
+        f"{it['stage6'][0]:.0f} s), the sample loops of stages 3 and 4, polishing ({it['polish']:.0f} s) — is "
+        f"no smaller than before. The iterative run's {it['system']:.0f} s of system time "
+        f"({st['system']:.0f} s for the streamed run) were not examined.", ""])
+
+
 def page(directory):
     run = json.load(open(os.path.join(directory, "run.json")))
     text = ["# The learner over MPI ranks", "",
@@ -152,7 +236,11 @@ def page(directory):
             "of one process (tests/cli/mpi_net.py at -np 1, 2, 3). Validation and test errors and polishing's "
             "matrix-free solver (the design's rows, J·v, Jᵀ·R and the diagonal of JᵀJ over blocks of samples, the "
             "projection's chunk sums, each head's preconditioner block on one rank) are shared the same way. Every "
-            "other part runs on each rank: the pilots, the least-squares centres, stage 5, polishing's least-squares "
+            "other part runs on each rank: the pilots, the least-squares centres (except the products of the iterative "
+            "centre, which `automatic` takes beyond d = 35 on the learner's slabs: each rank multiplies by its blocks "
+            "of slabs, with the bytes of one process — unit test \"the iterative centre gives the same bytes on 1 and "
+            "2 threads and on 1, 2 and 3 processes\"; the rank tables below are at d ≤ 32, where the dense centre "
+            "runs), stage 5, polishing's least-squares "
             "solves for W and its dense solver (m·d² ≤ 1024). A rank's `--threads` share the streamed centre's "
             "fold, bidiagonalisation and QR (d ≥ 36; the same bytes on any number: tests/geometry/test_centre_streamed.cpp, "
             "\"the streamed centre on 2 threads gives the bytes of 1 thread\"), so one rank per node with the node's "
@@ -173,6 +261,7 @@ def page(directory):
         if not section:
             continue
         text += section + [""] + projection(label, fitted) + [""]
+    text += centre_section(directory)
     text += ["## On a cluster", "",
              "What a cluster user would type (Open MPI; 8 nodes of 16 cores, one rank per core; the same bytes "
              "as one process):", "",

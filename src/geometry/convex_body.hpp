@@ -115,27 +115,29 @@ class ConvexBody {
   //             when slabs are added: rank_one_normals) and M applied by it
   //             (geometry/slab_products.hpp, 2N·d² flops a product, shared by threads and
   //             processes): the k = min(n, 2·free + 3) smallest singular values and their
-  //             right vectors by LOBPCG on MᵀM with a preconditioner from the tokens'
-  //             population structure, x0 by preconditioned conjugate gradients across the
-  //             free basis (geometry/iterative_centre.hpp). `singular_values` then holds
+  //             right vectors by LOBPCG on MᵀM preconditioned by the tokens' population
+  //             structure corrected by the heaviest rows (HeavyRowPreconditioner), x0 by
+  //             preconditioned conjugate gradients across the free basis
+  //             (geometry/iterative_centre.hpp). `singular_values` then holds
   //             those k values only, `free_basis_residual` and `value_residual` its
   //             residuals (tolerance::iterative_eigen_residual_bound). Working memory
-  //             O((N + n)·k) doubles. Needs rank_one_normals(), n ≥ 8(k + 2) and
-  //             convergence; otherwise the streamed (then dense) method. Asked for by name
-  //             only: `automatic` does not take it yet — on token bodies around a hull it
-  //             was faster than the streamed method at d = 48 and 64 and slower than the
-  //             dense one at d ≤ 32 (docs/bench/centre.md), and it has not run inside the
-  //             learner, whose round-0 bodies have no gap (s₁/s₀ ≈ 1).
-  // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 32 at the
-  // learner's slab counts), streamed beyond: docs/bench/memory.md.
+  //             O((N + n)·k) doubles plus the preconditioner's heavy² (≤ n²). Needs
+  //             rank_one_normals(), n ≥ 8(k + 2) and convergence; otherwise the streamed
+  //             (then dense) method.
+  // `automatic` is dense while dense_centre_bytes ≤ kDenseCentreMaxBytes (d ≤ 35 at the
+  // learner's 8·d² slabs: docs/bench/memory.md); beyond, iterative when the normals are
+  // rank one (the learner's token slabs), streamed otherwise. On token bodies around a
+  // hull the dense method was faster than the iterative one at d = 32 and the iterative
+  // faster than the streamed one at d = 40, 48 and 64 (docs/bench/centre.md).
   enum class CentreMethod { automatic, dense, streamed, iterative };
   static constexpr double kDenseCentreMaxBytes = 256.0 * 1024 * 1024;
   static constexpr int kStreamedMaxFree = 32;
   static double dense_centre_bytes(long long slabs, long long n);
   static double streamed_centre_bytes(long long n);
-  // The method `automatic` takes for this many slabs, unknowns and free directions
-  // (before the streamed method's own fallback on a rank-deficient M).
-  static CentreMethod automatic_centre_method(long long slabs, long long n, int free);
+  // The method `automatic` takes for this many slabs, unknowns and free directions, on a
+  // body whose normals are (or are not) rank one (before the iterative and streamed
+  // methods' own fallbacks).
+  static CentreMethod automatic_centre_method(long long slabs, long long n, int free, bool rank_one_normals);
   CentreMethod automatic_centre_method(int free) const;  // the same for this body
   struct Centre {
     Eigen::VectorXd x0;

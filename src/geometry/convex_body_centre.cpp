@@ -141,9 +141,10 @@ double ConvexBody::streamed_centre_bytes(long long n) {
   return 8.0 * (n1 * n1 + std::max(1024.0, double(n) / 2.0) * n1);
 }
 
-ConvexBody::CentreMethod ConvexBody::automatic_centre_method(long long slabs, long long n, int free) {
+ConvexBody::CentreMethod ConvexBody::automatic_centre_method(long long slabs, long long n, int free,
+                                                              bool rank_one_normals) {
   if (free > kStreamedMaxFree || dense_centre_bytes(slabs, n) <= kDenseCentreMaxBytes) return CentreMethod::dense;
-  return CentreMethod::streamed;
+  return rank_one_normals ? CentreMethod::iterative : CentreMethod::streamed;
 }
 
 double ConvexBody::physical_memory_bytes() {
@@ -152,7 +153,7 @@ double ConvexBody::physical_memory_bytes() {
 }
 
 ConvexBody::CentreMethod ConvexBody::automatic_centre_method(int free) const {
-  return automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free);
+  return automatic_centre_method(static_cast<long long>(slabs_.size()), n_, free, rank_one_normals());
 }
 
 ConvexBody::Centre ConvexBody::least_squares_centre(int free, CentreMethod method, int threads, double memory_bytes,

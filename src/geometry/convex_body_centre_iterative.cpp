@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 #include <limits>
 
 namespace mha::centre_detail {
@@ -102,10 +103,8 @@ void rayleigh_ritz(const MatrixXd& s, const MatrixXd& as, Index b, MatrixXd& x, 
 // stands: the first pass's values carry their own residual into the check, and its free
 // pairs are refined by the second pass; without, a stalled pass counts only when its
 // residuals are at most kIterativeCentreStallLimit·λ_max.
-Eigenpairs lobpcg(const SlabProducts& ops, const MatrixXd& start, Index k, double target_relative, bool own_value,
-                  bool settle, double lambda_max) {
-  const int d = ops.d();
-  const double scale = ops.weight_squared_sum();
+Eigenpairs lobpcg(const SlabProducts& ops, const HeavyRowPreconditioner& pre, const MatrixXd& start, Index k,
+                  double target_relative, bool own_value, bool settle, double lambda_max) {
   const Index n = start.rows(), b = start.cols();
   Eigenpairs out;
   MatrixXd x = orthonormal_against(start, MatrixXd(n, 0));
@@ -141,7 +140,7 @@ Eigenpairs lobpcg(const SlabProducts& ops, const MatrixXd& start, Index k, doubl
       break;
     }
     if (it == kMaxEigenIterations) out.converged = settle;
-    const MatrixXd w = orthonormal_against(population_preconditioner(r, d, scale), x);
+    const MatrixXd w = orthonormal_against(pre.apply(r), x);
     MatrixXd xw(n, 2 * b);
     xw.leftCols(b) = x;
     xw.rightCols(b) = w;
@@ -177,14 +176,12 @@ struct Solution {
 };
 
 // x0: conjugate gradients on P A P x = P Mᵀc (x ⊥ F), preconditioned by P T P.
-Solution hull_point(const SlabProducts& ops, const MatrixXd& f, double lambda_max) {
+Solution hull_point(const SlabProducts& ops, const HeavyRowPreconditioner& pre, const MatrixXd& f, double lambda_max) {
   const Index n = ops.n();
-  const int d = ops.d();
-  const double scale = ops.weight_squared_sum();
   const VectorXd rhs = across(f, ops.transpose_times_target());
   Solution out{VectorXd::Zero(n), rhs, 0};
   VectorXd r = rhs;
-  auto precondition = [&](const VectorXd& v) { return across(f, population_preconditioner(v, d, scale).col(0)); };
+  auto precondition = [&](const VectorXd& v) { return across(f, pre.apply(v).col(0)); };
   VectorXd z = precondition(r), dir = z;
   double rz = r.dot(z);
   double best = std::numeric_limits<double>::infinity();
@@ -240,6 +237,89 @@ Eigen::MatrixXd population_preconditioner(const Eigen::MatrixXd& r, int d, doubl
   return out;
 }
 
+Index heavy_rows(long long rows, int d) {
+  const double budget = std::cbrt(1200.0 * double(rows) * double(d) * double(d));
+  return static_cast<Index>(std::min({double(d) * double(d), double(rows / 2), std::floor(budget)}));
+}
+
+MatrixXd heavy_row_capacitance(const MatrixXd& u, const MatrixXd& v, const VectorXd& w, double rest) {
+  const Index h = u.rows(), d = u.cols();
+  const MatrixXd z = u.cwiseProduct(v);
+  const VectorXd t = u.cwiseProduct(v).rowwise().sum();
+  MatrixXd cap(h, h);
+  // Column blocks: the four Gram matrices are never held whole.
+  constexpr Index kBlock = 256;
+  for (Index first = 0; first < h; first += kBlock) {
+    const Index cols = std::min(kBlock, h - first);
+    const MatrixXd uu = u * u.middleRows(first, cols).transpose();
+    const MatrixXd vv = v * v.middleRows(first, cols).transpose();
+    const MatrixXd uv = u * v.middleRows(first, cols).transpose();  // (u_i·v_j)
+    const MatrixXd vu = v * u.middleRows(first, cols).transpose();  // (v_i·u_j)
+    const MatrixXd zz = z * z.middleRows(first, cols).transpose();
+    for (Index j = 0; j < cols; ++j)
+      for (Index i = 0; i < h; ++i) {
+        const double k = (2.0 / 3.0) * uu(i, j) * vv(i, j) - (1.0 / 3.0) * uv(i, j) * vu(i, j) +
+                         (2.0 / 3.0) * zz(i, j) - t(i) * t(first + j) / double(d + 1);
+        cap(i, first + j) = w(i) * w(first + j) * k / rest;
+      }
+  }
+  cap.diagonal().array() += 1.0;
+  return cap;
+}
+
+HeavyRowPreconditioner::HeavyRowPreconditioner(const MatrixXd& u, const MatrixXd& v, const VectorXd& w, Index heavy,
+                                               int threads)
+    : d_(static_cast<int>(u.cols())), threads_(std::max(threads, 1)) {
+  const Index rows = u.rows();
+  std::vector<Index> order(static_cast<size_t>(rows));
+  for (Index r = 0; r < rows; ++r) order[static_cast<size_t>(r)] = r;
+  heavy = std::clamp<Index>(heavy, 0, rows);
+  // The heavy rows: the largest weights, the earlier row first among equals; kept in row order.
+  std::partial_sort(order.begin(), order.begin() + heavy, order.end(),
+                    [&](Index a, Index b) { return w(a) > w(b) || (w(a) == w(b) && a < b); });
+  std::vector<char> is_heavy(static_cast<size_t>(rows), 0);
+  for (Index i = 0; i < heavy; ++i) is_heavy[static_cast<size_t>(order[static_cast<size_t>(i)])] = 1;
+  u_.resize(heavy, d_);
+  v_.resize(heavy, d_);
+  w_.resize(heavy);
+  Index next = 0;
+  for (Index r = 0; r < rows; ++r) {
+    if (is_heavy[static_cast<size_t>(r)]) {
+      u_.row(next) = u.row(r);
+      v_.row(next) = v.row(r);
+      w_(next++) = w(r);
+    } else {
+      rest_ += w(r) * w(r);
+    }
+  }
+  // With every row heavy (N ≤ 1) the population term keeps P invertible at a small scale.
+  if (!(rest_ > 0)) rest_ = std::max(w_.squaredNorm(), 1.0) * std::numeric_limits<double>::epsilon();
+  if (heavy > 0) capacitance_.compute(heavy_row_capacitance(u_, v_, w_, rest_));
+}
+
+MatrixXd HeavyRowPreconditioner::apply(const MatrixXd& r) const {
+  const MatrixXd y = population_preconditioner(r, d_, rest_);
+  const Index h = u_.rows();
+  if (h == 0) return y;
+  const Index b = r.cols(), n = r.rows();
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  MatrixXd back(n, b);
+  // Each column alone, in the same arithmetic on any thread.
+#pragma omp parallel for schedule(static, 1) num_threads(threads_)
+  for (Index j = 0; j < b; ++j) {
+    const MatrixXd theta = Eigen::Map<const RowMajor>(y.col(j).data(), d_, d_);
+    const MatrixXd t = u_ * theta;  // h × d: u_iᵀ Θ
+    VectorXd z(h);
+    for (Index i = 0; i < h; ++i) z(i) = w_(i) * t.row(i).dot(v_.row(i));
+    const VectorXd x = capacitance_.solve(z);
+    MatrixXd scaled(h, d_);
+    for (Index i = 0; i < h; ++i) scaled.row(i) = (w_(i) * x(i)) * v_.row(i);
+    const RowMajor g = u_.transpose() * scaled;  // Σ_i w_i x_i u_i v_iᵀ, row-major as θ
+    back.col(j) = Eigen::Map<const VectorXd>(g.data(), n);
+  }
+  return y - population_preconditioner(back, d_, rest_);
+}
+
 std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int free, int threads,
                                                    const Processes& processes, IterativeStatistics* statistics) {
   const int n = body.dim();
@@ -253,7 +333,9 @@ std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int f
     w(r) = slab_weight(slabs[static_cast<size_t>(r)], n, body.radius());
     c(r) = w(r) * slabs[static_cast<size_t>(r)].b;
   }
-  const SlabProducts ops(body.normal_factor_u(), body.normal_factor_v(), w, c, threads, processes);
+  Eigen::MatrixXd u = body.normal_factor_u(), v = body.normal_factor_v();
+  const HeavyRowPreconditioner pre(u, v, w, heavy_rows(rows, body.side()), threads);
+  const SlabProducts ops(std::move(u), std::move(v), w, c, threads, processes);
 
   ConvexBody::Centre out;
   out.method = ConvexBody::CentreMethod::iterative;
@@ -263,12 +345,12 @@ std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int f
   // own value with k + 2 vectors (the gap rule's values, to that relative accuracy), then the
   // free ones (and one more) alone to the free basis's residual, from where they stand:
   // the second pass costs 2(free + 1) products an iteration instead of 2(k + 2).
-  const Eigenpairs all = lobpcg(ops, start_block(n, b), k, tolerance::kIterativeCentreValueResidual, true, true,
+  const Eigenpairs all = lobpcg(ops, pre, start_block(n, b), k, tolerance::kIterativeCentreValueResidual, true, true,
                                 lambda_max);
   if (!all.converged) return std::nullopt;
   Eigenpairs pairs = all;
   if (free > 0) {
-    const Eigenpairs refined = lobpcg(ops, all.vectors.leftCols(free + 1), free, tolerance::kIterativeCentreResidual,
+    const Eigenpairs refined = lobpcg(ops, pre, all.vectors.leftCols(free + 1), free, tolerance::kIterativeCentreResidual,
                                       false, false, lambda_max);
     if (!refined.converged) return std::nullopt;
     // The free pairs from the second pass, the rest from the first, the free block made
@@ -290,7 +372,7 @@ std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int f
   out.gap = separation_gap(out.singular_values, free, n);
   const MatrixXd f = pairs.vectors.leftCols(free);
   out.free_basis = f.transpose();
-  const Solution x0 = hull_point(ops, f, lambda_max);
+  const Solution x0 = hull_point(ops, pre, f, lambda_max);
   out.x0 = x0.x;
   const double residual2 = ops.residual_squared(out.x0);
   out.weighted_residual = std::sqrt(residual2);
@@ -313,6 +395,7 @@ std::optional<ConvexBody::Centre> iterative_centre(const ConvexBody& body, int f
     statistics->first_pass_iterations = all.iterations;
     statistics->cg_iterations = x0.iterations;
     statistics->products = ops.products();
+    statistics->heavy_rows = pre.heavy();
   }
   return out;
 }

@@ -321,10 +321,18 @@ TEST_CASE("streamed centre falls back to the dense one where its conditions fail
   const ConvexBody many = token_body(6, 108, 4);
   const int free = ConvexBody::kStreamedMaxFree + 1;
   CHECK(many.least_squares_centre(free, Method::streamed).x0 == many.least_squares_centre(free, Method::dense).x0);
-  // The automatic choice: dense while M and BDCSVD fit in kDenseCentreMaxBytes.
-  CHECK(ConvexBody::automatic_centre_method(8192, 1024, 1) == Method::dense);     // d = 32: 168 MB
-  CHECK(ConvexBody::automatic_centre_method(16384, 4096, 1) == Method::streamed);  // d = 64: 2.15 GB
-  CHECK(ConvexBody::automatic_centre_method(16384, 4096, ConvexBody::kStreamedMaxFree + 1) == Method::dense);
+  // The automatic choice: dense while M and BDCSVD fit in kDenseCentreMaxBytes; beyond,
+  // iterative on rank-one normals, streamed on others.
+  for (bool rank_one : {false, true}) {
+    CHECK(ConvexBody::automatic_centre_method(8192, 1024, 1, rank_one) == Method::dense);  // d = 32: 168 MB
+    CHECK(ConvexBody::automatic_centre_method(9800, 1225, 1, rank_one) == Method::dense);  // d = 35: 240 MB
+    CHECK(ConvexBody::automatic_centre_method(16384, 4096, ConvexBody::kStreamedMaxFree + 1, rank_one) ==
+          Method::dense);
+  }
+  CHECK(ConvexBody::automatic_centre_method(10368, 1296, 1, false) == Method::streamed);  // d = 36: 269 MB
+  CHECK(ConvexBody::automatic_centre_method(10368, 1296, 1, true) == Method::iterative);
+  CHECK(ConvexBody::automatic_centre_method(16384, 4096, 1, false) == Method::streamed);  // d = 64: 2.15 GB
+  CHECK(ConvexBody::automatic_centre_method(16384, 4096, 1, true) == Method::iterative);
   CHECK(ConvexBody::dense_centre_bytes(16384, 4096) == 8.0 * (16384.0 * 4096 + 12.0 * 4096 * 4096));
   CHECK(ConvexBody::streamed_centre_bytes(4096) < 0.21e9);
 }
