@@ -13,15 +13,25 @@ Platforms (each a part that runs on its own):
             qemu offers AVX-512 there; qemu 7.2 (Debian 12) does not, and the
             part then says so instead of running
   clang     the release configuration built with clang++-14 (build/platform/clang)
-  aarch64   an aarch64 build (cmake/toolchains/aarch64-linux-gnu.cmake,
-            build/platform/aarch64) under qemu-aarch64
-  libm      not a build: the libm functions src/ calls and Eigen's vectorised
-            exp/log on 2e5 arguments each (scripts/platform_libm.cpp), x86-64-v3
-            against aarch64 (qemu), value by value; its row counts functions
+  aarch64-neon  the release configuration cross-built for aarch64
+            (cmake/toolchains/aarch64-linux-gnu.cmake, build/platform/aarch64-neon:
+            Eigen's NEON packets) under qemu-aarch64, against the committed bytes
+  aarch64   the portable preset's configuration cross-built for aarch64
+            (build/platform/aarch64: Eigen without packets) under qemu-aarch64,
+            against what the x86-64 portable build (--portable) writes here: the
+            bytes promised on aarch64 (docs/reproducibility.md)
+  libm      not a build: the libm functions src/ calls, the correctly rounded
+            hypot and cbrt that replace two of them (src/numeric/correctly_rounded.cpp)
+            and Eigen's vectorised exp/log on 2e5 arguments each
+            (scripts/platform_libm.cpp), x86-64-v3 against aarch64 (qemu), value
+            by value; its row counts functions. It also prints the time of one
+            call of glibc's hypot and cbrt and of the correctly rounded ones here
 
   scripts/platform_check.py [--fast] [--markdown FILE] [PART ...]   (default: every part)
       [--reference TOOL]   compare with what TOOL writes here, not with the committed bytes
-      [--cmake-arg ARG ... --folder-suffix S]   another configuration of the clang and aarch64 builds
+      [--portable TOOL]    the x86-64 portable build (default build/portable/mhalearn) for the aarch64 part
+      [--build-lock FILE]  build under `flock FILE nice -n 5` (a machine shared with other builds)
+      [--keep DIR]         keep each part's golden outputs in DIR/PART
 
 --fast runs the golden commands without the two learner runs and no committed
 run (the test command's part: CTest "platform: ..."). Needs
@@ -56,11 +66,14 @@ TCG_LACKS = "-pcid,-x2apic,-tsc-deadline,-invpcid,-rdseed,-spec-ctrl,-3dnowprefe
 # What a platform build leaves out: tests, benchmarks, MPI, the Python module.
 LEAN = ["-DBUILD_TESTING=OFF", "-DMHALEARN_BENCH=OFF", "-DMHALEARN_MPI=OFF", "-DMHALEARN_PYTHON=OFF",
         "-DCMAKE_DISABLE_FIND_PACKAGE_pybind11=ON", "-DCMAKE_BUILD_TYPE=Release"]
+AARCH64 = ["-DCMAKE_TOOLCHAIN_FILE=" + os.path.join(ROOT, "cmake/toolchains/aarch64-linux-gnu.cmake")]
+# Each build's configuration, in full (a build folder's cache would otherwise keep an earlier one).
 BUILDS = {
-    "clang": ["-DCMAKE_CXX_COMPILER=clang++-14"],
-    "aarch64": ["-DCMAKE_TOOLCHAIN_FILE=" + os.path.join(ROOT, "cmake/toolchains/aarch64-linux-gnu.cmake")],
+    "clang": ["-DCMAKE_CXX_COMPILER=clang++-14", "-DMHALEARN_EIGEN_VECTORS=ON"],
+    "aarch64-neon": AARCH64 + ["-DMHALEARN_EIGEN_VECTORS=ON"],
+    "aarch64": AARCH64 + ["-DMHALEARN_EIGEN_VECTORS=OFF"],
 }
-PARTS = ["host", "skylake", "avx512", "clang", "aarch64", "libm"]
+PARTS = ["host", "skylake", "avx512", "clang", "aarch64-neon", "aarch64", "libm"]
 
 
 class CannotRun(Exception):
@@ -75,10 +88,11 @@ def run(argv, **kw):
 
 
 def build(part, options):
-    """Configures and builds build/platform/PART[SUFFIX]'s mhalearn; returns its path."""
-    folder = os.path.join(ROOT, "build/platform", part + options.folder_suffix)
-    run(["cmake", "-S", ROOT, "-B", folder, "-G", "Ninja"] + LEAN + BUILDS[part] + options.cmake_arg)
-    run(["cmake", "--build", folder, "--target", "mhalearn"])
+    """Configures and builds build/platform/PART's mhalearn; returns its path."""
+    folder = os.path.join(ROOT, "build/platform", part)
+    run(["cmake", "-S", ROOT, "-B", folder, "-G", "Ninja"] + LEAN + BUILDS[part])
+    lock = ["flock", options.build_lock, "nice", "-n", "5"] if options.build_lock else []
+    run(lock + ["cmake", "--build", folder, "-j", str(os.cpu_count() or 2), "--target", "mhalearn"])
     return os.path.join(folder, "mhalearn")
 
 
@@ -115,8 +129,8 @@ def tool_for(part, scratch, options):
         return wrapper(scratch, "icelake", ["qemu-x86_64", "-cpu", ICELAKE], release)
     if part == "clang":
         return build("clang", options)
-    if part == "aarch64":
-        return wrapper(scratch, "aarch64", ["qemu-aarch64"], build("aarch64", options))
+    if part in ("aarch64", "aarch64-neon"):
+        return wrapper(scratch, part, ["qemu-aarch64"], build(part, options))
     raise ValueError(part)
 
 
@@ -173,23 +187,35 @@ def golden_outputs(tool, fast, scratch):
     return folder, [f for _, _, files in commands for f in files]
 
 
-def reference_outputs(options, scratch):
+def reference_tool(part, options):
+    """The mhalearn whose bytes, written here, PART is compared with; None: the committed bytes."""
+    if part == "aarch64":
+        portable = os.path.abspath(options.portable)
+        if not os.path.exists(portable):
+            raise CannotRun(f"no {portable}: cmake --preset portable && cmake --build --preset portable --target mhalearn")
+        return portable
+    return os.path.abspath(options.reference) if options.reference else None
+
+
+REFERENCE_FOLDERS = {}  # reference tool → the folder of its normalised golden outputs (made once)
+
+
+def reference_outputs(reference, options, scratch):
     """The folder of normalised outputs to compare with: tests/golden/expected/, or
-    those --reference TOOL writes here (made once)."""
-    if not options.reference:
+    those REFERENCE writes here."""
+    if not reference:
         return golden.EXPECTED
-    if not getattr(options, "reference_folder", None):
-        folder, outputs = golden_outputs(os.path.abspath(options.reference), options.fast, scratch)
-        options.reference_folder = os.path.join(scratch, "reference")
-        os.makedirs(options.reference_folder)
+    if reference not in REFERENCE_FOLDERS:
+        folder, outputs = golden_outputs(reference, options.fast, scratch)
+        REFERENCE_FOLDERS[reference] = tempfile.mkdtemp(prefix="reference-", dir=scratch)
         for f in outputs:
-            open(os.path.join(options.reference_folder, f), "wb").write(golden.normalise(os.path.join(folder, f)))
-    return options.reference_folder
+            open(os.path.join(REFERENCE_FOLDERS[reference], f), "wb").write(golden.normalise(os.path.join(folder, f)))
+    return REFERENCE_FOLDERS[reference]
 
 
-def golden_part(tool, options, scratch):
+def golden_part(tool, reference, options, scratch):
     """(output names, problems, largest relative difference) over the golden outputs."""
-    expected_dir = reference_outputs(options, scratch)
+    expected_dir = reference_outputs(reference, options, scratch)
     folder, outputs = golden_outputs(tool, options.fast, scratch)
     if options.keep:
         shutil.copytree(folder, os.path.join(options.keep, options.part), dirs_exist_ok=True)
@@ -207,13 +233,13 @@ def golden_part(tool, options, scratch):
     return outputs, bad, max(sizes.values(), default=0.0)
 
 
-def learner_run_difference(tool, options, scratch):
+def learner_run_difference(tool, reference, scratch):
     """None when the committed learner run re-run with TOOL gives the committed report's
-    bytes (or, with --reference, the reference tool's re-run's), else the difference."""
-    if not options.reference:
+    bytes (or the REFERENCE tool's re-run's), else the difference."""
+    if not reference:
         return check_runs.check(LEARNER_RUN, scratch, tool)
     reports = []
-    for name, t in (("reference", os.path.abspath(options.reference)), ("platform", tool)):
+    for name, t in (("reference", reference), ("platform", tool)):
         folder = os.path.join(scratch, f"run-{name}-{len(os.listdir(scratch))}")
         os.makedirs(folder)
         check_runs.check(LEARNER_RUN, folder, t)
@@ -227,11 +253,12 @@ def learner_run_difference(tool, options, scratch):
 def platform_part(part, options, scratch):
     fast = options.fast
     tool = tool_for(part, scratch, options)
-    outputs, bad, worst = golden_part(tool, options, scratch)
+    reference = reference_tool(part, options)
+    outputs, bad, worst = golden_part(tool, reference, options, scratch)
     names = [f"tests/golden/expected/{f}" for f in outputs]
     problems = [first_value(b) for b in bad]
     if not fast:
-        problem = learner_run_difference(tool, options, scratch)
+        problem = learner_run_difference(tool, reference, scratch)
         names.append(f"docs/results/runs/{LEARNER_RUN}.report.json")
         if problem:
             print("  " + problem, flush=True)
@@ -241,17 +268,18 @@ def platform_part(part, options, scratch):
 
 LIBM_PROBE = os.path.join(ROOT, "scripts/platform_libm.cpp")
 LIBM_NAMES = ["exp", "log", "pow", "sin", "cos", "acos", "cbrt", "exp2", "expm1", "log1p", "log2", "hypot", "tanh",
-              "Eigen exp", "Eigen log"]
+              "correctly rounded hypot", "correctly rounded cbrt", "Eigen exp", "Eigen log"]
 
 
 def libm_part(scratch):
     """Value by value: the probe's output built for x86-64-v3 (run here) and for aarch64 (qemu)."""
-    flags = ["-O2", "-ffp-contract=off", "-I/usr/include/eigen3", "-DEIGEN_NO_CPUID"]
+    flags = ["-O2", "-ffp-contract=off", "-isystem", "/usr/include/eigen3", "-DEIGEN_NO_CPUID", "-I" + os.path.join(ROOT, "src")]
+    sources = [LIBM_PROBE, os.path.join(ROOT, "src/numeric/correctly_rounded.cpp")]
     values = {}
     for arch, compiler, march, prefix in (("x86-64", "g++", "x86-64-v3", []),
                                           ("aarch64", "aarch64-linux-gnu-g++", "armv8-a", ["qemu-aarch64"])):
         binary, data = os.path.join(scratch, "libm_" + arch), os.path.join(scratch, "libm_" + arch + ".bin")
-        run([compiler] + flags + ["-march=" + march, LIBM_PROBE, "-o", binary])
+        run([compiler] + flags + ["-march=" + march] + sources + ["-o", binary, "-lmpfr", "-lgmp"])
         run(prefix + [binary, data])
         raw = open(data, "rb").read()
         values[arch] = struct.unpack(f"<{len(raw) // 8}q", raw)
@@ -274,6 +302,8 @@ def libm_part(scratch):
         else:
             same += 1
     print("  libm: values differing on aarch64: " + ("; ".join(per_function) or "none"), flush=True)
+    speed = run([os.path.join(scratch, "libm_x86-64"), "--speed"]).strip().replace("\n", "; ")
+    print(f"  x86-64, one call: {speed}", flush=True)
     return same, differ, first, worst
 
 
@@ -282,8 +312,9 @@ LABELS = {
     "skylake": f"x86-64 under qemu-x86_64 -cpu {SKYLAKE} (AVX2, FMA, no AVX-512), release build",
     "avx512": f"x86-64 under qemu-x86_64 -cpu {ICELAKE} (AVX-512), release build",
     "clang": "x86-64 host, clang 14 (release configuration)",
-    "aarch64": "aarch64 (armv8-a) under qemu-aarch64, GCC 12 cross build",
-    "libm": "libm alone (not files: 13 libm functions and Eigen's exp, log), aarch64 against x86-64",
+    "aarch64-neon": "aarch64 (armv8-a) under qemu-aarch64, GCC 12 cross build, release configuration (Eigen's NEON packets)",
+    "aarch64": "aarch64 (armv8-a) under qemu-aarch64, GCC 12 cross build, portable configuration, against x86-64's portable build",
+    "libm": "libm alone (not files: 13 libm functions, the correctly rounded hypot and cbrt, Eigen's exp, log), aarch64 against x86-64",
 }
 
 
@@ -305,9 +336,10 @@ def main():
                     help="compare with the bytes this mhalearn writes here (e.g. build/portable/mhalearn) instead of "
                          "the committed ones")
     ap.add_argument("--keep", metavar="DIR", help="keep each part's golden outputs in DIR/PART")
-    ap.add_argument("--cmake-arg", action="append", default=[],
-                    help="an extra configure argument for the clang and aarch64 builds, e.g. -DMHALEARN_EIGEN_VECTORS=ON")
-    ap.add_argument("--folder-suffix", default="", help="build in build/platform/PART+SUFFIX (another configuration)")
+    ap.add_argument("--portable", default=os.path.join(ROOT, "build/portable/mhalearn"),
+                    help="the x86-64 portable build's mhalearn, whose bytes the aarch64 part is compared with")
+    ap.add_argument("--build-lock", metavar="FILE",
+                    help="build the clang and aarch64 binaries under `flock FILE nice -n 5` (a shared machine)")
     a = ap.parse_args()
     parts = a.parts or PARTS
     if any(p not in PARTS for p in parts):
@@ -336,6 +368,8 @@ def main():
     command = " ".join(["scripts/platform_check.py"] + sys.argv[1:])
     against = (f"the bytes `{os.path.relpath(os.path.abspath(a.reference), ROOT)}` writes on this machine"
                if a.reference else "the committed bytes (tests/golden/expected/, docs/results/runs/)")
+    if "aarch64" in parts:
+        against += f"; the aarch64 part with the bytes `{os.path.relpath(os.path.abspath(a.portable), ROOT)}` writes here"
     lines = [f"`{command}` at commit {commit}, {datetime.date.today()}, on {cpu_model()} ({os.cpu_count()} cores); "
              f"compared with {against}:",
              "", "| platform | files identical | files differing | first differing value "

@@ -12,6 +12,7 @@
 #include "geometry/centre_streamed.hpp"
 #include "geometry/chunks.hpp"
 
+#include "numeric/correctly_rounded.hpp"
 #include "numeric/tolerance.hpp"
 
 #include <Eigen/Dense>
@@ -424,7 +425,7 @@ std::optional<ConvexBody::Centre> streamed_centre(const std::vector<Slab>& slabs
   packed.reset();
   auto [x0, residual] = least_squares_across(r.topLeftCorner(n, n), q, f, threads);
   out.x0 = std::move(x0);
-  out.weighted_residual = std::hypot(residual, rest);
+  out.weighted_residual = correctly_rounded_hypot(residual, rest);
   return out;
 }
 

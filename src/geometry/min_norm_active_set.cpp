@@ -1,5 +1,6 @@
 #include "geometry/min_norm_active_set.hpp"
 
+#include "numeric/correctly_rounded.hpp"
 #include "numeric/tolerance.hpp"
 
 #include <cmath>
@@ -59,7 +60,7 @@ class Factorisation {
     --q_;
     for (int c = l; c < q_; ++c) {
       const double a = r_(c, c), b = r_(c + 1, c);
-      const double h = std::hypot(a, b);
+      const double h = correctly_rounded_hypot(a, b);
       if (h == 0) continue;
       const double cs = a / h, sn = b / h;
       for (int k = c; k < q_; ++k) {
@@ -90,7 +91,7 @@ class Factorisation {
  private:
   // The rotation that maps (a, b) to (h, 0), applied to J's columns i, k and to d.
   void rotate_columns(int i, int k, double a, double b, Eigen::VectorXd* d) {
-    const double h = std::hypot(a, b);
+    const double h = correctly_rounded_hypot(a, b);
     if (h == 0) return;
     const double cs = a / h, sn = b / h;
     rotate_j(i, k, cs, sn);

@@ -4,6 +4,7 @@
 #include "hardness/sq_family.hpp"
 
 #include "data/enumerate.hpp"
+#include "numeric/correctly_rounded.hpp"
 
 #include <omp.h>
 
@@ -129,7 +130,7 @@ SqBound sq_query_bound(int d, int m, double tolerance) {
   const Rational tau(tolerance);   // exact: a double is a dyadic rational
   const mpz_int h = ceil_div(Rational(1) / (Rational(4) * tau * tau)) - 1;
   b.per_query = h.str();
-  b.cube_root = std::cbrt(4.0 * std::max(0.0, b.members_double - 1.0));
+  b.cube_root = correctly_rounded_cbrt(4.0 * std::max(0.0, b.members_double - 1.0));  // one value on every ISA
   if (h <= 0) {
     b.impossible = true;
     b.queries_deterministic = b.queries_randomized = "infinite";
