@@ -402,10 +402,9 @@ namespace {
 
 // A fit its held-out samples contradict is under-determined by its training samples
 // (where the softmax saturates a sample tells Θ little: docs/bench/polish.md). It is
-// polished again from the same start on this many times the samples, at most this
-// many times.
+// polished again from the same start on this many times the samples (at most
+// LearnOptions::polish_resamplings times).
 constexpr int64_t kPolishResampleFactor = 4;
-constexpr int kPolishResamplings = 2;
 
 // The held-out residual limit (tolerance.hpp, heldout_residual_limit) when the fit
 // exceeds it, or 0 when the fit generalises.
@@ -438,7 +437,7 @@ PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t f
     const double limit = exceeded_heldout_limit(pr.report, p.k, p.d);
     const int64_t train = pr.report.residual_entries / (int64_t{p.k} * p.d);
     const int64_t more = kPolishResampleFactor * train;
-    const bool again = limit > 0 && attempt < kPolishResamplings && !finite;  // a dataset: its samples are counted
+    const bool again = limit > 0 && attempt < p.o.polish_resamplings && !finite;  // a dataset: its samples are counted
     if (limit > 0) {
       r.details["heldout_limit"] = limit;
       r.summary += format("; held-out residual %.2g above the %.2g its training residual allows: under-determined%s",
