@@ -74,6 +74,10 @@ const std::vector<LearnOptionSpec> kTable = {
     {"--polish-train-samples", kPaper, MHA_FIELD(paper.polish_options.samples),
      "polishing's training samples (0: max(256, 16·m·d/k, 2d²/(k(k−1))), the fewest that identify Θ while the "
      "softmax is not saturated)", range(0, two_to(24)), nullptr, nullptr, Recorded::when_changed},
+    {"--polish-resamplings", kPaper, MHA_FIELD(paper.polish_resamplings),
+     "when polishing's held-out samples contradict its fit (under-determined: a saturated softmax), polish "
+     "again from the same start on 4× the samples, at most this many times (an oracle only; 0: polish once)",
+     range(0, 8), nullptr, nullptr, Recorded::when_changed},
     {"--no-polish", kPaper, MHA_FIELD(no_polish), "stop after the paper's stages (no Levenberg–Marquardt polishing)", {},
      nullptr, nullptr, Recorded::always, "polish", true},
     {"--no-reference", kPaper, MHA_FIELD(no_reference),

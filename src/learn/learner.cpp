@@ -210,7 +210,7 @@ void step_polish(Run& run) {
   LearnResult polished;
   polished.layer = run.s.layer;
   const uint64_t first = run.finite ? static_cast<uint64_t>(p.source.available()) : p.offset;
-  const PolishReport polish = run_polish(p, run.full_source, first, run.s.best->net.layer, polished);
+  const PolishReport polish = run_polish(p, run.full_source, first, run.s.best->net.layer, polished, run.finite);
   run_final_fit(p, run.full_source, run.finite, run.finite ? static_cast<uint64_t>(p.rep.samples_paper) : p.offset,
                 polish, polished);
   run.s.layer = std::move(polished.layer);

@@ -105,6 +105,10 @@ struct LearnOptions {
   int64_t validation_samples = 1000; // one validation set shared by every round's selection
   bool polish = true;
   PolishOptions polish_options;
+  // A polished fit its held-out samples contradict (under-determined by its training
+  // samples) is polished again on 4× the samples, at most this many times (an oracle
+  // only; 0: polish once).
+  int polish_resamplings = 2;
   // Every stage's fast path checked against its reference path on the run's own
   // inputs (learn/reference_checks.hpp): rows in the report; a disagreement is
   // LearnReport::disagreements(), statistical shortfalls are its diagnostics.

@@ -8,6 +8,7 @@
 #include "stages/stage4/record.hpp"
 #include "stages/stage5/record.hpp"
 #include "stages/stage6/record.hpp"
+#include "numeric/tolerance.hpp"
 #include "util/format.hpp"
 
 #include <Eigen/QR>
@@ -397,21 +398,59 @@ MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies) {
 
 // ---- Polishing -------------------------------------------------------------------
 
+namespace {
+
+// A fit its held-out samples contradict is under-determined by its training samples
+// (where the softmax saturates a sample tells Θ little: docs/bench/polish.md). It is
+// polished again from the same start on this many times the samples (at most
+// LearnOptions::polish_resamplings times).
+constexpr int64_t kPolishResampleFactor = 4;
+
+// The held-out residual limit (tolerance.hpp, heldout_residual_limit) when the fit
+// exceeds it, or 0 when the fit generalises.
+double exceeded_heldout_limit(const PolishReport& r, int k, int d) {
+  const long long heldout_entries = r.samples * k * d - r.residual_entries;
+  const double limit =
+      tolerance::heldout_residual_limit(r.noise_train, r.rounding_level, r.residual_entries, r.parameters, heldout_entries);
+  return r.noise_heldout > limit ? limit : 0;
+}
+
+}  // namespace
+
 PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sample, const Layer& start,
-                        LearnResult& result) {
+                        LearnResult& result, bool finite) {
   PolishOptions po = p.o.polish_options;
   po.threads = p.o.threads;
   po.processes = p.o.processes;
   po.first_sample = first_sample;
-  const PolishResult pr = polish_layer(full_source, start, po);
-  p.offset += pr.report.samples;
-  p.rep.samples_polish = pr.report.samples;
-  // Polishing is local: from a poor start it can fit the training samples
-  // and generalise worse. Keep it only when validation agrees.
-  const bool kept = pr.report.validation_error_after <= pr.report.validation_error_before;
-  if (kept) result.layer = pr.layer;
-  p.record(polish_record(pr.report, !polish_uses_dense_solver(p.d, p.m, po), kept));
-  return pr.report;
+  p.rep.samples_polish = 0;
+  PolishReport last;
+  for (int attempt = 0;; ++attempt) {
+    const PolishResult pr = polish_layer(full_source, start, po);
+    p.offset += pr.report.samples;
+    p.rep.samples_polish += pr.report.samples;
+    // Polishing is local: from a poor start it can fit the training samples
+    // and generalise worse. Keep it only when validation agrees.
+    const bool kept = pr.report.validation_error_after <= pr.report.validation_error_before;
+    if (kept) result.layer = pr.layer;
+    StageRecord r = polish_record(pr.report, !polish_uses_dense_solver(p.d, p.m, po), kept);
+    const double limit = exceeded_heldout_limit(pr.report, p.k, p.d);
+    const int64_t train = pr.report.residual_entries / (int64_t{p.k} * p.d);
+    const int64_t more = kPolishResampleFactor * train;
+    const bool again = limit > 0 && attempt < p.o.polish_resamplings && !finite;  // a dataset: its samples are counted
+    if (limit > 0) {
+      r.details["heldout_limit"] = limit;
+      r.summary += format("; held-out residual %.2g above the %.2g its training residual allows: under-determined%s",
+                          pr.report.noise_heldout, limit,
+                          again ? format(", polished again on %lld samples", (long long)more).c_str() : "");
+    }
+    p.record(std::move(r));
+    last = pr.report;
+    if (!again) break;
+    po.samples = more;
+    po.first_sample += static_cast<uint64_t>(pr.report.samples);
+  }
+  return last;
 }
 
 void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, uint64_t first,

@@ -59,8 +59,10 @@ MarginResult run_margin(Pipeline& p, int round, const MarginProxies& proxies);
 // Polishing from `start` on the samples from `first_sample`; the result replaces the
 // layer only when validation agrees. Then the final fit when polishing reached a
 // noise floor, and the noise report from the last fit (learn/noise.hpp).
+// A fit its held-out samples contradict (under-determined by its training samples) is
+// polished again from `start` on 4× the samples, at most twice, on an oracle.
 PolishReport run_polish(Pipeline& p, const SampleSource& full_source, uint64_t first_sample, const Layer& start,
-                        LearnResult& result);
+                        LearnResult& result, bool finite);
 void run_final_fit(Pipeline& p, const SampleSource& full_source, bool finite, uint64_t first, const PolishReport& polish,
                    LearnResult& result);
 

@@ -366,4 +366,18 @@ double membership_hull_point_bound(double sin_bound, double point_norm, long lon
   return (sin_bound + gamma(2 * n * free + 1) * static_cast<double>(1 + free)) * point_norm * bound_evaluation_factor(6);
 }
 
+// ---- Polishing's samples (tolerance.hpp: the held-out residual a fit at its optimum leaves)
+
+double heldout_residual_limit(double noise_train, double rounding_level, long long entries, long long parameters,
+                              long long heldout_entries) {
+  if (!finite(noise_train, rounding_level) || !(noise_train >= 0) || !(rounding_level >= 0)) return kInf;
+  if (entries <= 0 || parameters < 0 || heldout_entries <= 0) return kInf;
+  const double b_train = noise_estimate_band(entries, parameters, 4.0);
+  const double b_heldout = noise_estimate_band(heldout_entries, 0, 4.0);
+  if (!(b_train < 1) || !std::isfinite(b_heldout)) return kInf;
+  const double sigma = std::max(noise_train, rounding_level);
+  const double share = static_cast<double>(parameters) / static_cast<double>(entries);
+  return sigma * std::sqrt((1 + share) * (1 + b_heldout) / (1 - b_train));
+}
+
 }  // namespace mha::tolerance

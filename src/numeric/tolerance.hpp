@@ -556,4 +556,20 @@ double optimum_two_paths_bound(double gap_fast, double penalty, double reference
 // factor of its own evaluation.
 double membership_hull_point_bound(double sin_bound, double point_norm, long long n, long long free);
 
+// ---- Polishing's samples (a fit its held-out samples contradict; docs/bench/polish.md)
+//
+// A least-squares fit at its optimum, p parameters on n training entries with noise σ,
+// leaves held-out entries with E[r²] = σ²(1 + p/n) (the fixed-design prediction error;
+// Hastie, Tibshirani & Friedman, ESL §7.4, eq. 7.22 summed over the design). Its training
+// estimate σ̂² = cost·n/(n − p) (PolishReport::noise_train²) lies within σ²(1 ± b_n),
+// b_n = noise_estimate_band(n, p, 4), and the held-out mean square over n_v entries within
+// (1 ± b_v)·E[r²], b_v = noise_estimate_band(n_v, 0, 4) (six standard deviations each).
+// σ is at least the rounding level a noiseless fit stops at (PolishReport::rounding_level).
+// Returns the largest held-out relative rms residual such a fit leaves:
+//   max(noise_train, rounding_level)·√((1 + p/n)(1 + b_v)/(1 − b_n)),
+// +inf when b_n ≥ 1 or an argument is not finite. A held-out residual above it says the
+// fit is under-determined by its training samples: a statistical decision, not a bound.
+double heldout_residual_limit(double noise_train, double rounding_level, long long entries, long long parameters,
+                              long long heldout_entries);
+
 }  // namespace mha::tolerance

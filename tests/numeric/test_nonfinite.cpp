@@ -200,6 +200,7 @@ std::vector<Bound> bounds() {
       {"float32_label_rounding_row_bound", {3}, [](A a) { return tol::float32_label_rounding_row_bound(a[0], 16); }},
       {"residual_rounding_level", {1e-28, 4}, [](A a) { return tol::residual_rounding_level(a[0], a[1]); }},
       {"noise_estimate_band", {2}, [](A a) { return tol::noise_estimate_band(16384, 1024, a[0]); }},
+      {"heldout_residual_limit", {2e-12, 5e-15}, [](A a) { return tol::heldout_residual_limit(a[0], a[1], 8192, 1024, 8192); }},
   };
 }
 

@@ -132,6 +132,16 @@ TEST_CASE("the iterative centre's and the membership span's bounds equal their f
   CHECK(tol::membership_hull_point_bound(1e-6, 0, 64, 1) == 0.0);  // p = 0: x0 = 0 on both paths
 }
 
+TEST_CASE("polishing's held-out residual limit equals its formula, and its edges", "[tolerance][hardening]") {
+  // Values: tests/numeric/tolerance_values.py.
+  check_value(tol::heldout_residual_limit(2e-12, 5e-15, 8192, 1024, 8192), 2.5852297634625169e-12);
+  // The rounding level stands in for a training residual below it.
+  CHECK(tol::heldout_residual_limit(1e-16, 2e-12, 8192, 1024, 8192) ==
+        tol::heldout_residual_limit(2e-12, 1e-16, 8192, 1024, 8192));
+  CHECK(std::isinf(tol::heldout_residual_limit(1e-12, 0, 1024, 1024, 8192)));  // n ≤ p: no estimate
+  CHECK(std::isinf(tol::heldout_residual_limit(1e-12, 0, 8192, 1024, 0)));     // no held-out entries
+}
+
 TEST_CASE("the test-only rounding tolerances equal their formulas", "[tolerance][hardening]") {
   check_value(tol::label_noise_power_band(1000, 16, 2.0), 0.094868329805051374);
   check_value(tol::principal_angle_error(3, 10), 2.2193195334367396e-06);

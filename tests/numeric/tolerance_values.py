@@ -152,5 +152,9 @@ values["optimum_two_paths_bound(-1e-9, 1e-8, 1e-12)"] = (0 + F(1e-8) + F(1e-12))
 values["optimum_two_paths_bound(1e-9, 1e-8, 1e-12)"] = (F(1e-9) + F(1e-8) + F(1e-12)) * bef(4)
 values["membership_hull_point_bound(1e-6, 3, 64, 1)"] = (F(1e-6) + gamma(2 * 64 + 1) * 2) * 3 * bef(6)
 
+# Polishing's samples: the held-out residual a fit at its optimum leaves (statistical).
+values["heldout_residual_limit(2e-12, 5e-15, 8192, 1024, 8192)"] = mp(F(2e-12)) * mpmath.sqrt(
+    (1 + mpmath.mpf(1024) / 8192) * (1 + 6 * mpmath.sqrt(mpmath.mpf(8) / 8192)) / (1 - 6 * mpmath.sqrt(mpmath.mpf(8) / (8192 - 1024))))
+
 for name, value in values.items():
     show(name, value)
