@@ -932,6 +932,8 @@ def write_page(got, start, started):
     conv_section = results_convergence.section(conv_md, conv_fig, conv_points, conv_fits, fmt, fmt_int)
     sbs_md = side_by_side_tables(sbs)
     sum_md, facts = side_by_side_summary(sbs)
+    stages_md = results_stages.stage_tables(sbs, variants, variant_label, fmt, fmt_int, table, LEARNERS.cells,
+                                            lambda reports: note(reports))
     figs = side_by_side_figures(sbs)
     phase_md, phase_fig, phase_rates, phase_methods_, phase_runs_md = phase_outputs(cells, scales, cohs, adam_budget,
                                                                                    phase_seeds)
@@ -941,7 +943,7 @@ def write_page(got, start, started):
     rp_cut = sum(1 for r in rp_reports if len(r["starts"]) == 1 and r["starts"][0]["stop_reason"] == "time budget")
     total = time.time() - start
     cpu, cores, mem, commit, plat = machine()
-    page = render(dict(sbs_md=sbs_md, sum_md=sum_md, facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
+    page = render(dict(sbs_md=sbs_md, sum_md=sum_md, stages_md=stages_md, facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
                        phase_rates=phase_rates, phase_methods=[(k, t) for k, t, _ in phase_methods_],
                        phase_runs_md=phase_runs_md, phase_seeds=phase_seeds, variants=variants,
                        budget_variant=budget_variant, variant_labels={v: variant_label(v) for v in variants},
@@ -999,6 +1001,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_page import render  # noqa: E402  (the page's prose, kept apart from the runs)
 import results_convergence  # noqa: E402  (the paper variant's budgets: its runs and tables)
 import results_tables  # noqa: E402  (one table, one command: --table)
+import results_stages  # noqa: E402  (§1's per-stage tables: paper against extended)
 
 if __name__ == "__main__":
     sys.exit(main())

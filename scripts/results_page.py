@@ -331,6 +331,15 @@ count, and random-polish's kept start at the samples it drew.*
 *The same against wall time (2 threads): Adam's equal-time run, the paper's
 learner and random-polish at their wall times.*
 
+### Stage by stage: the paper variant against extended
+
+What each departure of the `extended` variant from the sources' steps buys, read from the
+runs above (the same instances and sample stream; `scripts/results_stages.py` says which
+record of each stage is shown): per stage, its error in the chain that made the layer, and
+the samples and seconds it used over every round, medians over the seeds.
+
+{c['stages_md']}
+
 ## 2. Where each method fails
 
 ### Phase diagram: logit scale × nearly parallel heads, (16,2,2), {len(c['phase_seeds'])} instance seeds per cell
