@@ -46,6 +46,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from experiments import (BLANK, Facts, Learners, Run, add_learner_option, error, fmt, generate, learner_label,  # noqa: E402
                          parallel, relative_link, require_learner, run, run_identity, table, write_page)
+import diagnose_premise  # noqa: E402  (Lemma 3.3.1's premise in the paper variant: its own section)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 GRID_SHAPES = [(8, 2, 2), (16, 2, 2), (32, 2, 2), (64, 2, 2), (16, 3, 2), (16, 4, 2), (16, 2, 3), (16, 2, 4)]
 
@@ -258,7 +261,8 @@ def record_facts(facts, r):
 def write_diagnosis_page(args, rows):
     grid = ("--grid" + (" --corner" if args.corner else "") + (" --existing" if args.existing else "")) if args.grid \
         else "--configs " + " ".join(args.configs)
-    learners = Learners(labels=[label for r in rows for label in row_labels(r)])
+    learners = Learners(labels=[label for r in rows for label in row_labels(r)] +
+                        [learner_label(report) for _, report in diagnose_premise.runs(ROOT)])
     facts = Facts(args.out)
     lines = [
         "# Where the paper's stages lose accuracy, and why",
@@ -332,6 +336,7 @@ def write_diagnosis_page(args, rows):
                     "body samples", "stage 6 on the body", "stage 6 on the true hull", "exact W_Σ", "learner"], cells,
                    "lllrrrrl")
     lines += ["", learners.note([label for r in rows for label in row_labels(r, ("extended", "hull", "exactw"))]), ""]
+    lines += diagnose_premise.section(ROOT, learners)
     write_page(args.out, "\n".join(lines))
     facts.write()
     print(f"wrote {args.out}", file=sys.stderr)

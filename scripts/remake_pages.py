@@ -36,8 +36,10 @@ TARGETS_STUDIES = ["--timed", "d16_k2_m4_scale3_seed1", "d64_k2_m2_scale6_seed1"
 
 def pages(tool):
     """(name, page, runs folders, command) in the order a pass makes them: the diagnosis grid before
-    the targets page, which reads its runs."""
+    the targets page, which reads its runs; the theorem's shape first: the diagnosis page reads its paper runs, the results page embeds its tables."""
     return [
+        ("theorem-shape", "docs/theorem_shape.md", ["docs/theorem_shape"],
+         ["python3", "scripts/theorem_shape.py", "--tool", tool]),
         ("diagnosis", "docs/diagnosis.md", ["docs/diagnosis"],
          ["python3", "scripts/diagnose.py", "--tool", tool, "--grid", "--corner"]),
         ("targets", "docs/targets.md", ["docs/targets"],
@@ -76,8 +78,10 @@ def wall_seconds(folder, stem, report):
     ends = _END.findall(open(path + ".log", errors="replace").read())
     if ends:
         return float(ends[-1])
-    if os.path.exists(path + ".time"):
-        return float(open(path + ".time").read().split()[0])
+    if os.path.exists(path + ".time"):  # GNU time's figures, after "Command exited ..." when the run failed
+        figures = [ln for ln in open(path + ".time").read().splitlines() if ln and ln[0].isdigit()]
+        if figures:
+            return float(figures[0].split()[0])
     for record in (report, load(path + ".result.json")):
         if isinstance(record, dict) and isinstance(record.get("seconds"), (int, float)):
             return float(record["seconds"])

@@ -943,7 +943,7 @@ def write_page(got, start, started):
     rp_cut = sum(1 for r in rp_reports if len(r["starts"]) == 1 and r["starts"][0]["stop_reason"] == "time budget")
     total = time.time() - start
     cpu, cores, mem, commit, plat = machine()
-    page = render(dict(sbs_md=sbs_md, sum_md=sum_md, stages_md=stages_md, facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
+    page = render(dict(sbs_md=sbs_md, sum_md=sum_md, stages_md=stages_md, shape=theorem_shape.sections(TOOL, LEARNERS), facts=facts, figs=figs, phase_md=phase_md, phase_fig=phase_fig,
                        phase_rates=phase_rates, phase_methods=[(k, t) for k, t, _ in phase_methods_],
                        phase_runs_md=phase_runs_md, phase_seeds=phase_seeds, variants=variants,
                        budget_variant=budget_variant, variant_labels={v: variant_label(v) for v in variants},
@@ -1002,6 +1002,7 @@ from results_page import render  # noqa: E402  (the page's prose, kept apart fro
 import results_convergence  # noqa: E402  (the paper variant's budgets: its runs and tables)
 import results_tables  # noqa: E402  (one table, one command: --table)
 import results_stages  # noqa: E402  (§1's per-stage tables: paper against extended)
+import theorem_shape  # noqa: E402  (§6: the error floor against kd, Gaussian inputs; its own runs and page)
 
 if __name__ == "__main__":
     sys.exit(main())

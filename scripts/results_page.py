@@ -444,6 +444,27 @@ not a count of executed instructions. The MPFR reference forward pass runs at
 [benchmarks.md](benchmarks.md).
 
 {c['conv_section']}
+## 6. The theorem's shape, and Gaussian inputs
+
+The sources promise error `(kd)^{{−Ω(m)}}` in time `(dk)^{{O(m³)}}`: a floor that falls with kd,
+faster for larger m. These tables are [docs/theorem_shape.md](theorem_shape.md)'s, read from its
+committed runs (`scripts/theorem_shape.py`; its page says how a floor is measured, and holds
+each run's wall and CPU time and load).
+
+{c['shape']['floors'] or 'No floor run has been made yet.'}
+
+{c['shape']['fits']}
+
+{c['shape']['alphas']}
+
+{f"![error floor against kd]({c['shape']['figure'].replace('docs/', '')})" if c['shape']['figure'] else ''}
+
+**Gaussian inputs** (both variants, defaults with polishing and the reference step on):
+
+{c['shape']['gaussian'] or 'No Gaussian run has been made yet.'}
+
+{c['shape']['note']}
+
 ## How to read these numbers
 
 Each number above is backed by a cross-check: the stages' fast paths agree

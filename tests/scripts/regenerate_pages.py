@@ -16,6 +16,8 @@ each page in its from-existing-runs mode and compares it with the committed one:
                      scripts/noise.py --page-only (with the real tool: the test
                      arrays .gitignore keeps out of git are remade first, `sample
                      --n 20000 --seed 1000` and three `forward` passes, a second)
+  docs/theorem_shape.md
+                     scripts/theorem_shape.py --only page
   docs/results.md, docs/results/*.tsv
                      scripts/results.py --reuse (the lines that name the machine,
                      commit and time of writing aside)
@@ -131,6 +133,7 @@ def main():
         numpy = has_numpy()
         if numpy:  # the real tool: --page-only samples the test inputs and runs `forward` (no learn)
             regenerate("noise.py", ["scripts/noise.py", "--tool", tool, "--page-only"])
+        regenerate("theorem_shape.py", ["scripts/theorem_shape.py", "--tool", t, "--only", "page"])
         regenerate("results.py", ["scripts/results.py", "--reuse", "--command", "scripts/results.sh --reuse"])
         regenerate("false_alarms.py", ["scripts/false_alarms.py", "--tool", t, "--faulty", "build/release/mhalearn_faulty",
                                        "--threads", "2", "--finished-only", "--built-from", BUILT_FROM])
@@ -150,7 +153,7 @@ def main():
                   ("docs/bench/net.md", None), ("docs/bench/sample_loops.md", None), ("docs/bench/memory.md", None),
                   ("docs/bench/scaling.md", None), ("docs/wsum.md", None), ("docs/hardness.md", None),
                   ("docs/data/wsum_stable_rank.tsv", None), ("docs/data/hardness_study.tsv", None),
-                  ("docs/results.md", lambda line: not stamp.search(line)),
+                  ("docs/theorem_shape.md", None), ("docs/results.md", lambda line: not stamp.search(line)),
                   ("docs/verify/false_alarms.md", lambda line: not line.startswith("Finished: ")),
                   ("docs/benchmarks.md", None),
                   ("docs/targets.md", lambda line: not line.startswith("python3 scripts/targets.py"), TARGETS_READ_ONLY)]
