@@ -20,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from experiments import cpu_model, table  # noqa: E402
+from experiments import cpu_model, table, tool_fingerprint  # noqa: E402
 
 # The reproducible build (preset release: AVX2 packets in Eigen), its portable
 # variant (preset portable: Eigen without packets, the bytes of aarch64 too) and
@@ -47,6 +47,12 @@ def learn_seconds(build, instance, folder):
                     "-o", learned], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.time() - t0, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), learned
+
+
+def learner(build):
+    """The build's learner as the pages name it: its fingerprint's first 8 hex digits (`mhalearn --version`)."""
+    fingerprint = tool_fingerprint(os.path.join(build, "mhalearn"))
+    return f"`{fingerprint[:8]}`" if fingerprint else "not recorded"
 
 
 def heads_bytes(path):
@@ -88,15 +94,16 @@ def main():
     for bench in sorted(fwd["reproducible"][0]):
         rates = {n: statistics.median(x[bench] for x in fwd[n]) for n in names}
         cells.append([f"forward {bench}, examples/s"] + [f"{rates[n]:.3g}" for n in names]
-                     + [f"{rates[n] / rates['reproducible']:.2f}×" for n in names if n != "reproducible"])
+                     + [f"{rates[n] / rates['reproducible']:.2f}×" for n in names if n != "reproducible"] + ["–"])
     wall = {n: statistics.median(secs[n]) for n in names}
     cpu_time = {n: statistics.median(cpu_secs[n]) for n in names}
     cells.append(["`mhalearn learn` default instance (16,2,2) scale 6, 2 threads, wall s (CPU s)"]
                  + [f"{wall[n]:.1f} ({cpu_time[n]:.1f})" for n in names]
-                 + [f"{wall['reproducible'] / wall[n]:.2f}×" for n in names if n != "reproducible"])
+                 + [f"{wall['reproducible'] / wall[n]:.2f}×" for n in names if n != "reproducible"]
+                 + ["; ".join(f"{n}: {learner(b)}" for n, b in BUILDS.items())])
     others = [n for n in names if n != "reproducible"]
-    lines += table(["what"] + [LABELS[n] for n in names] + [f"speed, {n} ÷ reproducible" for n in others],
-                   cells, "l" + "r" * (len(names) + len(others)))
+    lines += table(["what"] + [LABELS[n] for n in names] + [f"speed, {n} ÷ reproducible" for n in others]
+                   + ["learner"], cells, "l" + "r" * (len(names) + len(others)) + "l")
     same = [n for n in others if layers[n] == layers["reproducible"]]
     differ = [n for n in others if layers[n] != layers["reproducible"]]
     lines += ["", "Learned layers with the reproducible build's bytes: " + (", ".join(same) or "none")
