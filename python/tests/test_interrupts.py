@@ -23,11 +23,17 @@ import sys, time
 import mhalearn as mh
 import numpy as np
 inst = mh.generate(16, 2, 2, seed=1)
+# 64 heads: several seconds of CPU per call of sample and forward (about 6 s
+# each here), so that SIGINT at 1.5 s lands inside the first call and a module
+# that answers only when the call returns is late by seconds, not by chance
+# (random heads: generate's condition checks would add a second to each child)
+rng = np.random.default_rng(1)
+big = mh.Instance([(rng.standard_normal((16, 16)) / 4, rng.standard_normal((16, 16)) / 4) for _ in range(64)], 2)
 X, _ = mh.sample(inst, 20000, seed=1)
-many = np.repeat(X, 100, axis=0)
+many = np.repeat(X, 75, axis=0)
 call = {
-    "sample": lambda: mh.sample(inst, 2000000, threads=1),
-    "forward fast": lambda: mh.forward(inst, many, threads=1),
+    "sample": lambda: mh.sample(big, 1500000, threads=1),
+    "forward fast": lambda: mh.forward(big, many, threads=1),
     "forward reference": lambda: mh.forward(inst, X, path="reference"),
     "learn": lambda: mh.learn(inst, crude_sculpt_samples=2**36, threads=1, checkpoint=sys.argv[2]),
 }[sys.argv[1]]
@@ -51,16 +57,22 @@ def interrupt(name, tmp_path):
     reached the child inside a call ("between": between two, which is sent again)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     for attempt in range(5):
-        child = subprocess.Popen([sys.executable, "-c", CHILD, name, str(tmp_path / "ck")], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True, env=env)
-        assert child.stdout.readline().strip() == "ready"
-        # deep in the calls (learn: past its first safe points); each attempt a
-        # little later, so that no attempt falls at the same point between two calls
-        time.sleep(1.5 + 0.37 * attempt)
-        sent = time.time()
-        child.send_signal(signal.SIGINT)
-        outcome, at = child.stdout.readline().split()
-        child.wait(60)
+        with open(tmp_path / "stderr", "w+") as stderr:
+            child = subprocess.Popen([sys.executable, "-c", CHILD, name, str(tmp_path / "ck")], stdout=subprocess.PIPE,
+                                     stderr=stderr, text=True, env=env)
+            assert child.stdout.readline().strip() == "ready"
+            # deep in the calls (learn: past its first safe points); each attempt a
+            # little later, so that no attempt falls at the same point between two calls
+            time.sleep(1.5 + 0.37 * attempt)
+            sent = time.time()
+            child.send_signal(signal.SIGINT)
+            line = child.stdout.readline().split()
+            child.wait(60)
+            stderr.seek(0)
+            last = (stderr.read().strip().splitlines() or ["(nothing on stderr)"])[-1]
+        # no KeyboardInterrupt at all: the child ended otherwise (its last line says how)
+        assert len(line) == 2, f"{name}: SIGINT did not raise KeyboardInterrupt; the child ended with: {last}"
+        outcome, at = line
         if outcome == "interrupted":
             break
     return outcome, float(at) - sent
