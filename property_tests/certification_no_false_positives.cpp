@@ -97,7 +97,7 @@ MatD label_noise_matrix(const MatD& y, double epsilon, uint64_t seed) {
 }
 
 void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, CertificationCounts* counts,
-                              Noise noise = Noise::none) {
+                              Noise noise = Noise::none, InputKind kind = InputKind::boolean) {
   const int d = *rc::gen::inRange(2, 11).as("d");
   const int m = *rc::gen::inRange(1, std::max(2, std::min(4, d / 2 + 1))).as("m");
   const int k = *rc::gen::inRange(2, std::max(3, d / m + 1)).as("k");
@@ -111,9 +111,9 @@ void check_no_false_positives(const DeltaOf& delta_of, const SlabsOf& slabs_of, 
   const Layer layer = close_heads(c, epsilon);
   MatD w_hat = layer.w_sum();
   if (w_noise > 0) w_hat += w_noise * test::make_layer({{k, d, 1}, test::Flavour::generic, 1.0, c.seed + 1}).heads[0].w;
-  MatD x = test::make_input(c, InputKind::boolean, *rc::gen::inRange(0, 1000));
+  MatD x = test::make_input(c, kind, *rc::gen::inRange(0, 1000));
   // Duplicate tokens make C singular: flip one coordinate of a repeated token
-  // (still ±1) instead of discarding the case.
+  // (still ±1) instead of discarding the case. (Gaussian tokens repeat with probability 0.)
   for (int t = 1; t < k; ++t)
     for (int s = 0; s < t; ++s)
       if (x.row(t) == x.row(s)) x(t, t % d) = -x(t, t % d);
@@ -202,6 +202,26 @@ TEST_CASE("test of the tester: certification rejects a wrong delta and a wrong s
                                return slabs;
                              },
                              nullptr);
+  });
+}
+
+// Lemmas 3.2.1–3.2.2 are identities and norm inequalities for any fixed X: on
+// Gaussian inputs (MATH.md §3.10) the same statement, the same library δ and slabs.
+TEST_CASE("certification lemma on Gaussian inputs: no false positives, and a test of the tester",
+          "[property][certification][gaussian]") {
+  CertificationCounts counts;
+  const int cases = 40, scale = mha::test::property_scale();
+  mha::test::property("Gaussian X: (rho - w)/|C|_F <= |c| <= (rho + w)/sigma_min(C); the slabs contain every head", cases,
+                      [&] { check_no_false_positives(library_delta, library_slabs, &counts, Noise::none, InputKind::gaussian); });
+  WARN("certification on Gaussian inputs: " << counts.rows << " rows, " << counts.singular << " with C singular (skipped), "
+                                            << counts.slab_checks << " slabs checked in " << counts.cases_with_slab << " cases");
+  REQUIRE(counts.rows >= 2 * cases * scale);
+  REQUIRE(counts.singular <= counts.rows / 2);
+  REQUIRE(counts.cases_with_slab >= cases * scale / 8);
+  REQUIRE(counts.slab_checks >= cases * scale / 4);
+  mha::test::property_rejects("Gaussian X, delta with |C|_F for sigma_min(C)", 40, [] {
+    check_no_false_positives([](const LemmaQuantities& q) { return q.bound * q.sigma_min_c / q.c_matrix_norm; },
+                             library_slabs, nullptr, Noise::none, InputKind::gaussian);
   });
 }
 

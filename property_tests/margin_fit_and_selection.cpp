@@ -11,7 +11,9 @@
 // a selection that looks at the first proxy only (ignoring that the others point
 // elsewhere: the fault that used to slip past every check but golden bytes), a
 // selection at a lowered threshold reported as the original, and a fit that drops
-// one event, are rejected.
+// one event, are rejected. On Gaussian inputs (MATH.md §3.10) the same check: the
+// selection's band uses the sample's own M_a = max_b |x_a||P||x_b|ᵀ, not |x| = 1;
+// a lowered threshold is rejected there too.
 #include "generators.hpp"
 #include "property.hpp"
 #include "stages/stage3/check.hpp"
@@ -27,9 +29,11 @@ MarginResult margin_correct(const SampleSource& s, const std::vector<MatD>& prox
 }
 
 // The planted case: both the heads as proxies (m of them) and the mean of the heads.
-auto margin_agrees(const MarginPath& fast, bool heads_only) {
-  return [fast, heads_only] {
-    const Instance instance = test::draw_generated_instance({8, 10}, {2, 3}, {3.0, 6.0});
+auto margin_agrees(const MarginPath& fast, bool heads_only, InputKind kind = InputKind::boolean) {
+  return [fast, heads_only, kind] {
+    Instance instance = kind == InputKind::gaussian ? test::draw_generated_instance({8}, {2}, {3.0, 6.0})
+                                                    : test::draw_generated_instance({8, 10}, {2, 3}, {3.0, 6.0});
+    instance.inputs = kind;
     const Layer& layer = instance.layer;
     const int d = instance.d(), m = instance.m();
     const bool heads = heads_only || *rc::gen::arbitrary<bool>().as("the heads as proxies");
@@ -42,8 +46,9 @@ auto margin_agrees(const MarginPath& fast, bool heads_only) {
       proxies.push_back(mean);
     }
     MarginOptions mo;
-    mo.pilot_samples = 20000;
-    mo.max_samples = 400000;
+    // Gaussian cases (d = 8, m = 2) on a quarter of the samples (CI time); 200 events still exceed d.
+    mo.pilot_samples = kind == InputKind::gaussian ? 10000 : 20000;
+    mo.max_samples = kind == InputKind::gaussian ? 100000 : 400000;
     mo.accept_fraction = 2e-3;
     const SampleOracle oracle(instance, *rc::gen::inRange<uint64_t>(1, 100).as("sample seed"));
     const MarginResult r = fast(oracle, proxies, mo);
@@ -89,4 +94,11 @@ TEST_CASE("stage 3's cross-check rejects a one-proxy selection, a lowered thresh
   mha::test::property_rejects("events of the first proxy alone", 6, margin_agrees(margin_first_proxy_only, true));
   mha::test::property_rejects("threshold lowered, the original reported", 6, margin_agrees(margin_lowered_threshold, false));
   mha::test::property_rejects("fit without its last event", 6, margin_agrees(margin_one_event_dropped, false));
+}
+
+TEST_CASE("stage 3 on Gaussian inputs: the selection and the fit agree with their references, and a test of the tester",
+          "[property][stage3][gaussian]") {
+  mha::test::property("stage 3 fast vs reference, Gaussian inputs", 2, margin_agrees(margin_correct, false, InputKind::gaussian));
+  mha::test::property_rejects("Gaussian inputs, threshold lowered, the original reported", 2,
+                              margin_agrees(margin_lowered_threshold, false, InputKind::gaussian));
 }

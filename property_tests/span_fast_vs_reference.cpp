@@ -15,7 +15,8 @@
 // directions turned by 0.2 rad and by 10⁻⁴ rad, a hull point moved by 10⁻⁵ of its
 // norm, and a singular value scaled by 1 + 10⁻⁶ are rejected; on token bodies with the
 // iterative centre, directions turned by 10⁻⁴ rad, the hull point moved by 10⁻⁵ of its
-// norm and the smallest singular value scaled by 1 + 10⁻³.
+// norm and the smallest singular value scaled by 1 + 10⁻³. On Gaussian token slabs
+// (MATH.md §3.10) the streamed centre, with a turned direction as its tester.
 #include "bodies.hpp"
 #include "centre_bodies.hpp"
 #include "generators.hpp"
@@ -123,6 +124,34 @@ auto token_bodies_agree(const SpanPath& fast) {
 
 TEST_CASE("stage 5: the iterative centre agrees with the MPFR SVD of the same token slabs", "[property][stage5]") {
   mha::test::property("span fast (iterative centre) vs MPFR on token bodies", 6, token_bodies_agree(find_span));
+}
+
+// Gaussian token slabs (MATH.md §3.10, proofs/gaussian_inputs.md): the rounded products
+// x_a[p]·δ[q] do not pass the body's exact outer-product test, so such a body has no
+// rank-one factors and `automatic` never takes the iterative centre; beyond the dense
+// limit it takes the streamed one, checked here on those bodies against its own ε.
+static auto gaussian_token_bodies_agree(const SpanPath& fast) {
+  return [fast] {
+    const int d = *rc::gen::inRange(6, 9).as("d");
+    const int m = *rc::gen::inRange(2, 4).as("m");
+    const int slabs = *rc::gen::inRange(2 * d * d, 3 * d * d).as("slabs");
+    const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 30).as("seed");
+    const test::TokenHullBody b = test::token_hull_body(d, m, slabs, 0.1, 1e-3, seed, true);
+    RC_ASSERT(!b.body.rank_one_normals());
+    RC_ASSERT(!centre_detail::iterative_centre(b.body, m - 1, 1, {}).has_value());
+    const auto centre = b.body.least_squares_centre(m - 1, ConvexBody::CentreMethod::streamed);
+    const Comparison c = check_span(b.body, fast(b.body, centre, m, SpanOptions{}), m, SpanOptions{});
+    RC_LOG() << format_table({c});
+    RC_ASSERT(!disagrees(c));
+  };
+}
+
+TEST_CASE("stage 5 on Gaussian token slabs: no rank-one factors, the streamed centre agrees with MPFR, and a test of the tester",
+          "[property][stage5][gaussian]") {
+  mha::test::property("span fast (streamed centre) vs MPFR on Gaussian token bodies", 3,
+                      gaussian_token_bodies_agree(find_span));
+  mha::test::property_rejects("streamed, Gaussian tokens: hull direction turned by 1e-4 rad", 3,
+                              gaussian_token_bodies_agree(span_turned(1e-4)));
 }
 
 TEST_CASE("stage 5 cross-check rejects a wrong iterative centre", "[property][stage5]") {

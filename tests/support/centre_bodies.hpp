@@ -51,12 +51,14 @@ inline ConvexBody token_body(int d, int64_t slabs, uint64_t seed) {
 // `accept` of head 1's (a certified row: the heads attend alike), b the heads' mean
 // and η their half-spread plus `margin`. Every Θ_i lies in every slab; the free
 // directions are the hull's, with a gap set by `accept` over the spread of ⟨a, H⟩.
+// Tokens ±1, or standard Gaussian with `gaussian_tokens` (MATH.md §3.10).
 struct TokenHullBody {
   ConvexBody body;
   std::vector<Eigen::VectorXd> heads;
 };
 
-inline TokenHullBody token_hull_body(int d, int m, int64_t slabs, double accept, double margin, uint64_t seed) {
+inline TokenHullBody token_hull_body(int d, int m, int64_t slabs, double accept, double margin, uint64_t seed,
+                                     bool gaussian_tokens = false) {
   const int n = d * d;
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution coin;
@@ -75,8 +77,8 @@ inline TokenHullBody token_hull_body(int d, int m, int64_t slabs, double accept,
   std::vector<double> logits(static_cast<size_t>(m));
   while (static_cast<int64_t>(out.body.size()) < slabs) {
     for (int i = 0; i < d; ++i) {
-      xa(i) = coin(rng) ? 1.0 : -1.0;
-      xj(i) = coin(rng) ? 1.0 : -1.0;
+      xa(i) = gaussian_tokens ? normal(rng) : coin(rng) ? 1.0 : -1.0;
+      xj(i) = gaussian_tokens ? normal(rng) : coin(rng) ? 1.0 : -1.0;
     }
     if (xa == xj) continue;
     const Eigen::VectorXd delta = xj - xa;
