@@ -56,6 +56,7 @@ VARIANTS = ["paper", "extended"]
 # most of the time; measured walls are on the page).
 MAX_FACTOR = {("extended", 2, 64): 4, ("extended", 3, 16): 4, ("extended", 3, 32): 4, ("paper", 2, 64): 16}
 GAUSSIAN = [(16, 2, 2), (32, 2, 2), (16, 2, 3)]
+FAILED = 0.1  # a floor at or above this is a failure of the stages, left out of the fit (the page says so)
 SEEDS = [1, 2, 3]
 
 
@@ -210,6 +211,13 @@ def stage(report, name):
     return rows[-1] if rows else {}
 
 
+def w_sum_error(record):
+    """Stage 3's W_Σ error, or "no fit" when it kept no event (its record then says 0)."""
+    if not record:
+        return "–"
+    return fmt(record.get("w_sum_rel_error")) if record.get("events_kept", 0) > 0 else "no fit"
+
+
 def floor_table(results, learners):
     rows = []
     for (variant, m), entries in results.items():
@@ -227,7 +235,7 @@ def floor_table(results, learners):
             rows.append([f"`{variant}`", f"(2,{m})", d, K * d, errors,
                          ("none: no run gave a layer" if floor is None else
                           fmt(floor) + ("" if reached else f" (no floor by ×{runs[-1][0]:g}: an upper bound)")),
-                         f"×{f:g}" if f else "–", fmt(stage(last, "3").get("w_sum_rel_error")), fmt(hull),
+                         f"×{f:g}" if f else "–", w_sum_error(stage(last, "3")), fmt(hull),
                          f"{wall:.0f} / {cpu:.0f}", loads or "–", learners.cells([r for _, _, r in runs])])
     return "\n".join(table(["variant", "(k,m)", "d", "kd", "error of the paper's stages per budget factor", "floor",
                   "at factor", "largest run: stage 3 W_Σ error", "largest run: hull error", "wall / CPU s (all runs)",
@@ -238,7 +246,8 @@ def fits(results):
     """{(variant, m): (α, se, intercept, points, all_reached)}."""
     out = {}
     for key, entries in results.items():
-        pts = [(d, floor) for d, _, (floor, _, _) in entries if floor]
+        # A floor of 0.1 or more is a run whose stages learned nothing: no point of the shape
+        pts = [(d, floor) for d, _, (floor, _, _) in entries if floor and floor < FAILED]
         fit = fit_alpha(pts)
         if fit:
             out[key] = (*fit, pts, all(reached for _, _, (_, _, reached) in entries))
@@ -336,8 +345,9 @@ def alpha_sentences(fitted):
     for variant in VARIANTS:
         a2, a3 = fitted.get((variant, 2)), fitted.get((variant, 3))
         if not a2 or not a3:
-            out.append(f"- `{variant}`: no fit for both m (the runs of one are missing), so whether α grows with m "
-                       "is not measured.")
+            out.append(f"- `{variant}`: no fit for both m (fewer than two usable floors for "
+                       + " and ".join(f"m = {m}" for m, a in ((2, a2), (3, a3)) if not a)
+                       + "), so whether α grows with m is not measured yet.")
             continue
         diff = a3[0] - a2[0]
         ses = [a[1] for a in (a2, a3)]
@@ -388,7 +398,8 @@ def page(parts, command):
         "faster for larger m. The **error floor** of a configuration is the error of the paper's stages (max of "
         "the Θ and W relative errors before polishing) at the first budget factor f whose run at 4f is not below "
         "half of it; every sample budget of the variant is scaled by f (the script's docstring lists them). "
-        "Per variant and m, log floor = c − α·log(kd) is fitted by least squares over d. Logit scale 6, instance "
+        "Per variant and m, log floor = c − α·log(kd) is fitted by least squares over d, leaving out floors of "
+        f"{FAILED:g} or more (the stages learned nothing there). Logit scale 6, instance "
         "seed 1, sample seed 1, `--no-polish --no-reference`, 2 threads, one run at a time under `nice -n 10`; "
         "wall and CPU seconds from /usr/bin/time and the load average before and after each run are in the "
         "runs' `.time` files (docs/theorem_shape/).", "",
