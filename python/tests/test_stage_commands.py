@@ -57,6 +57,16 @@ def test_stage1_from_python_is_the_cli_s(inst, tmp_path):
     assert "reference_max_z" in py_report["stages"][0]  # k·d = 12: the exact enumeration ran too
 
 
+def test_stage1_reference_enumerates_boolean_instances_only(tmp_path):
+    """The exact enumeration is over {±1}^{k×d}: on a Gaussian instance (k·d = 12, small enough to
+    enumerate) it must not run, or the report would give the Boolean population as this one's."""
+    path = tmp_path / "gauss.json"
+    cli("generate", "--d", 6, "--k", 2, "--m", 2, "--seed", 3, "--inputs", "gaussian", "-o", path)
+    _, _, report = mhalearn.stage1(mhalearn.read_instance(str(path)), samples=20000, seed=5, threads=1,
+                                   reference=True, reference_samples=50)
+    assert "reference_max_z" not in report["stages"][0]
+
+
 def test_stage1_on_arrays_and_with_label_noise(inst, tmp_path):
     """x, y arrays as the CLI's --x/--y files; label noise drawn from the seed's stream on both surfaces."""
     path, instance = inst

@@ -95,7 +95,9 @@ StageRun run_stage1_command(const Stage1Args& a, const SampleSource& source, con
                 {"standard_error", matrix_json(r.standard_error)}, {"provenance", prov}};
   bool agree = true;
   if (a.reference) agree = add_stage1_same_sample_check(a, *truth, seed, stage, run.text);
-  if (agree && a.reference && truth->k * truth->d() <= kMaxEnumerationBits) add_stage1_enumeration(a, r, *truth, stage, run.text);
+  // The population is enumerated over {±1}^{k×d}: Boolean instances only (a Gaussian one has no finite population).
+  if (agree && a.reference && truth->inputs == InputKind::boolean && truth->k * truth->d() <= kMaxEnumerationBits)
+    add_stage1_enumeration(a, r, *truth, stage, run.text);
   run.report = {{"stages", json::array({stage})}, {"provenance", prov}};
   if (!agree) return std::move(run).failed(kExitDisagreement, "fast and reference stage 1 disagree beyond the derived bound");
   if (r.samples == 0) return std::move(run).failed(kExitFailedRun, "no samples were available");

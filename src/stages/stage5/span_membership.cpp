@@ -3,6 +3,7 @@
 #include "geometry/convex_body_clp.hpp"
 
 #include "numeric/rng.hpp"
+#include "util/clock.hpp"
 #include "util/format.hpp"
 
 #include <ClpSimplex.hpp>
@@ -19,10 +20,6 @@
 namespace mha {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 Eigen::Map<const Eigen::VectorXd> normal_of(const Slab& s, int n) { return {s.a.data(), n}; }
 
