@@ -233,11 +233,12 @@ def golden_part(tool, reference, options, scratch):
     return outputs, bad, max(sizes.values(), default=0.0)
 
 
-def learner_run_difference(tool, reference, scratch):
-    """None when the committed learner run re-run with TOOL gives the committed report's
-    bytes (or the REFERENCE tool's re-run's), else the difference."""
+def learner_run_difference(tool, reference, scratch, keep=None):
+    """(None when the committed learner run re-run with TOOL gives the committed report's bytes, or
+    the REFERENCE tool's re-run's, else the difference; the largest relative difference of the
+    reports' numbers, 0 when the bytes agree or are unknown). keep: a folder to copy both reports to."""
     if not reference:
-        return check_runs.check(LEARNER_RUN, scratch, tool)
+        return check_runs.check(LEARNER_RUN, scratch, tool), 0.0
     reports = []
     for name, t in (("reference", reference), ("platform", tool)):
         folder = os.path.join(scratch, f"run-{name}-{len(os.listdir(scratch))}")
@@ -245,9 +246,16 @@ def learner_run_difference(tool, reference, scratch):
         check_runs.check(LEARNER_RUN, folder, t)
         reports.append(os.path.join(folder, LEARNER_RUN + ".report.json"))
     if not all(os.path.exists(r) for r in reports):
-        return f"{LEARNER_RUN}: a re-run wrote no report"
+        return f"{LEARNER_RUN}: a re-run wrote no report", 0.0
+    if keep:  # both reports, for check_runs.py --compare: the first differing value is all the table shows
+        os.makedirs(os.path.join(keep, "learner-run"), exist_ok=True)
+        for name, r in zip(("reference", "platform"), reports):
+            shutil.copy(r, os.path.join(keep, "learner-run", f"{name}.report.json"))
     problem = check_runs.report_difference(*reports)
-    return None if problem is None else f"{LEARNER_RUN}: {problem}" + check_runs.provenance_note(*reports)
+    if problem is None:
+        return None, 0.0
+    return (f"{LEARNER_RUN}: {problem}" + check_runs.provenance_note(*reports),
+            largest_relative_difference(*reports))
 
 
 def platform_part(part, options, scratch):
@@ -258,7 +266,8 @@ def platform_part(part, options, scratch):
     names = [f"tests/golden/expected/{f}" for f in outputs]
     problems = [first_value(b) for b in bad]
     if not fast:
-        problem = learner_run_difference(tool, reference, scratch)
+        problem, size = learner_run_difference(tool, reference, scratch, options.keep)
+        worst = max(worst, size)
         names.append(f"docs/results/runs/{LEARNER_RUN}.report.json")
         if problem:
             print("  " + problem, flush=True)
