@@ -237,6 +237,28 @@ AtomMass logit_atom_mass(const MatD& theta, const ConditionThresholds& t) {
   return out;
 }
 
+namespace {
+
+// On Gaussian inputs the logit xΘx'ᵀ given x is N(0, ‖xΘ‖²) and xΘ ≠ 0 almost surely
+// when Θ ≠ 0, so its law has no atom (proofs/gaussian_inputs.md, "The non-arithmetic
+// condition"): the heaviest atom is exactly 0, or 1 for a zero head. Measuring the
+// Boolean logit's atoms there would redraw instances for a condition they need not meet.
+ConditionCheck gaussian_non_arithmetic(const Family& th, const ConditionThresholds& t, int d) {
+  int wi = 0;
+  double worst = 0;
+  for (int i = 0; i < static_cast<int>(th.fro.size()); ++i)
+    if (th.fro[i] == 0) {
+      worst = 1;
+      wi = i;
+      break;
+    }
+  return make("theta_non_arithmetic",
+              "max_i max_v P[xΘ_i x'ᵀ = v], x,x' ~ N(0, I_d): 0 for Θ_i ≠ 0, 1 for a zero head (exact)",
+              worst, "<=", t.theta_atom_mass.value_or(default_atom_mass_threshold(d)), head_label(wi));
+}
+
+}  // namespace
+
 ConditionReport check_conditions(const Instance& inst, const ConditionThresholds& t) {
   const Layer& layer = inst.layer;
   const int d = layer.d();
@@ -284,7 +306,9 @@ ConditionReport check_conditions(const Instance& inst, const ConditionThresholds
     rep.checks.push_back(make("theta_norm_bound", "max_i ‖Θ_i‖_F, logit scale", m ? th.fro[imax] : 0.0, "<=",
                               t.theta_norm_bound, head_label(imax)));
   }
-  {
+  if (inst.inputs == InputKind::gaussian) {
+    rep.checks.push_back(gaussian_non_arithmetic(th, t, d));
+  } else {
     double worst = -1;
     int wi = 0;
     AtomMass wa;

@@ -212,6 +212,31 @@ TEST_CASE("arithmetic attention matrices fail non_arithmetic", "[conditions]") {
   }
 }
 
+// Gaussian inputs: the logit has a density when Θ ≠ 0, so the heaviest atom is 0
+// exactly, and 1 only for a zero head (proofs/gaussian_inputs.md). The ±1 head that
+// fails on Boolean inputs passes here: reading the Boolean atoms (the code before the
+// fix) fails this case.
+TEST_CASE("non_arithmetic on Gaussian inputs reads the Gaussian logit", "[conditions]") {
+  Instance inst = random_instance(16, 2, 2, 17);
+  std::mt19937_64 rng(5);
+  MatD s(16, 16);
+  for (Eigen::Index r = 0; r < 16; ++r)
+    for (Eigen::Index c = 0; c < 16; ++c) s(r, c) = (rng() & 1) ? 1.0 : -1.0;
+  inst.layer.heads[1].theta = s;
+  REQUIRE_FALSE(get(check_conditions(inst), "theta_non_arithmetic").pass);  // Boolean: atoms of order 1/d
+  inst.inputs = InputKind::gaussian;
+  const ConditionReport g = check_conditions(inst);
+  const auto& na = get(g, "theta_non_arithmetic");
+  CHECK(na.value == 0.0);
+  CHECK(na.pass);
+  CHECK(na.description.find("N(0, I_d)") != std::string::npos);
+  inst.layer.heads[1].theta.setZero();
+  const ConditionReport zero = check_conditions(inst);
+  CHECK(get(zero, "theta_non_arithmetic").value == 1.0);
+  CHECK(get(zero, "theta_non_arithmetic").worst == "head 1");
+  CHECK_FALSE(get(zero, "theta_non_arithmetic").pass);
+}
+
 TEST_CASE("regime checks", "[conditions]") {
   SECTION("k·m > d fails km_le_d only") {
     const ConditionReport r = check_conditions(random_instance(16, 6, 3, 19));
