@@ -145,6 +145,7 @@ def run_reports(directory):
 
 
 SIDE_BY_SIDE = "d64_centre_side_by_side"
+ROUND_RULE = "d64_round_rule"
 
 
 def read_time_v(path):
@@ -179,8 +180,13 @@ def centre_section(directory):
     if not os.path.isdir(path):
         return []
     it, st = side_run(path, "iterative"), side_run(path, "streamed")
+    rule_path = os.path.join(directory, ROUND_RULE)
+    rule = side_run(rule_path, "rounds") if os.path.isdir(rule_path) else None
     rows = []
-    for label, r in (("iterative (04c9869)", it), ("streamed (main, 238e316)", st)):
+    runs = [("iterative (04c9869)", it), ("streamed (main, 238e316)", st)]
+    if rule:
+        runs.append(("iterative, rounds by a third", rule))
+    for label, r in runs:
         before, after = r["report"]["errors_before_polish"], r["report"]["errors"]
         rows.append([label, secs(r["wall"]), f"{r['user']:.1f} + {r['system']:.1f}", f"{r['rss'] / 1e9:.3f}",
                      ", ".join(f"{c:.1f}" for c in r["centres"]), f"{sum(r['centres']):.1f}",
@@ -198,7 +204,7 @@ def centre_section(directory):
         "shared machine under `nice -n 10` and `/usr/bin/time -v`. Commands, logs, reports, GNU time's output "
         f"and the load averages (before / after): [scaling/{SIDE_BY_SIDE}/](scaling/{SIDE_BY_SIDE}/) "
         "(`command`, `iterative.*`, `streamed.*`).", ""]
-    + table(["centre", "wall (s)", "CPU user + sys (s)", "peak RSS (GB)", "six centres (s, `centre_seconds`)",
+    + table(["centre", "wall (s)", "CPU user + sys (s)", "peak RSS (GB)", "centres, one per sculpt (s, `centre_seconds`)",
              "their sum (s)", "stage records (s)", "Θ / W error before polishing", "after", "load before / after",
              "learner"],
             rows, "lrrrlrrrrll") + ["",
@@ -223,7 +229,29 @@ def centre_section(directory):
         f"nets ({min(it['stage6'][1:]):.0f}–{max(it['stage6'][1:]):.0f} s a round after round 0's "
         f"{it['stage6'][0]:.0f} s), the sample loops of stages 3 and 4, polishing ({it['polish']:.0f} s) — is "
         f"no smaller than before. The iterative run's {it['system']:.0f} s of system time "
-        f"({st['system']:.0f} s for the streamed run) were not examined.", ""])
+        f"({st['system']:.0f} s for the streamed run) were not examined.", ""]
+        + round_rule_lines(it, rule))
+
+
+def round_rule_lines(it, rule):
+    """What the third row, made later with the rounds' rule 'by a third', says."""
+    if not rule:
+        return []
+    cpu = lambda r: r["user"] + r["system"]
+    v_it, v_rule = it["report"]["round_validation_error"], rule["report"]["round_validation_error"]
+    return [
+        "The third row is the same command by a later build, whose rounds go on only while the layer's "
+        "validation error or stage 3's standard error of W_Σ falls by a third or more (src/learn/learner.cpp, "
+        f"`kRoundImprovement`; before, any fall of the layer's error sufficed), run alone beside a mutation-test run "
+        f"that held the other core ([scaling/{ROUND_RULE}/](scaling/{ROUND_RULE}/)). The validation errors of rounds "
+        f"0–{len(v_it) - 2} before: {', '.join(fmt(v, 2) for v in v_it[:-1])}; the fourth round's gain "
+        f"({v_it[2] / v_it[3]:.2f}×) no longer pays for a fifth, so the rule stops after round {len(v_rule) - 2} "
+        f"and the final round follows: {cpu(rule):.0f} s of CPU against {cpu(it):.0f} s "
+        f"({cpu(it) / cpu(rule):.2f}× less), {rule['report']['samples_total']:.3g} samples against "
+        f"{it['report']['samples_total']:.3g}, and the same order of error before polishing "
+        f"({fmt(rule['report']['errors_before_polish']['theta_max_rel'], 3)} / "
+        f"{fmt(rule['report']['errors_before_polish']['w_max_rel'], 3)}) and after. Still {secs(rule['wall'])} s "
+        "wall, not ≤ 2 min.", ""]
 
 
 def page(directory):
