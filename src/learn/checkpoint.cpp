@@ -266,8 +266,8 @@ std::string check_learn_state(const LearnState& s) {
   const LearnStep next = s.next;
   const bool in_round = next == LearnStep::span || next == LearnStep::net || next == LearnStep::margin;
   if (in_round != s.current.has_value()) return in_round ? "no round in progress" : "a round in progress outside a round";
-  // Round 0 may go from stage 2 (paper variant) or stage 5 (no gap: learner.cpp) to stage 3 without a layer.
-  const bool layer_before_margin = s.round != 0;
+  // The paper variant's round 0 goes from stage 2 to stage 3 without a layer.
+  const bool layer_before_margin = !(s.report.variant == LearnVariant::paper && s.round == 0);
   if (s.current)
     if (auto e = check_round(*s.current, "current", next != LearnStep::net, next == LearnStep::net,
                              next == LearnStep::margin && layer_before_margin);

@@ -108,18 +108,6 @@ void step_sculpt(Run& run) {
   s.next = LearnStep::span;
 }
 
-// Round 0's body, sculpted with stage 1's crude Ŵ, seldom shows the hull: when
-// stage 5 finds no gap (m ≥ 2; one head's hull is a point), its directions are not the hull's and a net over them
-// finds no head (validation error 0.32, 0.36, 0.39 at d = 16, 64, 128, while the
-// net took 11 s of a 31 s run at d = 16 and 563 s at d = 128). Stage 3 takes the
-// body's centre as its proxy either way (the net's heads only when they fit:
-// kHeadsAsProxiesFit), so such a round goes to stage 3 without a layer, as the
-// paper variant's round 0 does — when a later round follows to give one.
-bool round_zero_without_hull(const Pipeline& p, const LearnState& s) {
-  return p.o.variant == LearnVariant::extended && s.round == 0 && !s.final_round &&
-         p.m >= 2 && s.current->span.dimension_fast == 0 && s.round + 1 < max_rounds(p.o);
-}
-
 // Stage 5. After it only the reference paths read the round's slabs again
 // (selected_body_checked); when they do not, the round keeps its centre, the
 // body's dimension and radius, and not its slabs — at (64,2,2) those are 16384 ×
@@ -132,12 +120,6 @@ void step_span(Run& run) {
   if (!selected_body_checked(run.p)) {
     cur.sculpt->body = ConvexBody(cur.sculpt->body.dim(), cur.sculpt->body.radius());
     release_freed_memory();
-  }
-  if (round_zero_without_hull(run.p, run.s)) {
-    run.p.rep.stages.back().summary += "; no net this round: stage 3 takes the body's centre";
-    run.p.rep.round_validation_error.push_back(NAN);  // no layer in this round
-    run.s.next = LearnStep::margin;
-    return;
   }
   run.s.next = LearnStep::net;
 }

@@ -2,8 +2,7 @@
 """Interrupted learns resume to the same bytes, through the command line.
 
 On a (10,2,2) instance with small budgets (three rounds and the extended
-variant's final one, the reference paths, polishing: 16 safe points; round 0 has
-no net, its hull having no gap), `learn`
+variant's final one, the reference paths, polishing: 17 safe points), `learn`
 runs once uninterrupted; then
 
   * MHALEARN_STOP_AT_SAFE_POINT=N (the request a signal makes, at the N-th safe
@@ -38,8 +37,8 @@ failures = []
 BUDGETS = ["--stage1-samples", "50000", "--crude-sculpt-samples", "100000", "--sculpt-samples", "300000",
            "--final-sculpt-samples", "300000", "--margin-samples", "800000", "--rounds", "3", "--net-tuples", "1000", "--test-samples", "500",
            "--threads", "2"]
-NAMES = {6: "before round 1's net (stage 6)", 11: "before round 3's sculpt (stage 4, the final round)",
-         14: "before the reference paths", 16: "before the final evaluation"}
+NAMES = {7: "before round 1's net (stage 6)", 12: "before round 3's sculpt (stage 4, the final round)",
+         15: "before the reference paths", 17: "before the final evaluation"}
 
 
 def check(ok, message):
@@ -174,14 +173,14 @@ def main():
                       "SIGTERM: the resumed layer's weights are the uninterrupted ones")
                 check(comparable(load(report)) == baseline["report"], "SIGTERM: the resumed report is the same")
 
-        # Two SIGINTs during round 1's net, made long (2e6 tuples, about a minute): the
+        # Two SIGINTs during round 0's net, made long (2e6 tuples, about a minute): the
         # first asks for the next safe point, the second ends the process at once.
         long_budgets = list(BUDGETS)
         long_budgets[long_budgets.index("--net-tuples") + 1] = "2000000"
         p = subprocess.Popen([tool, "learn", "inst.json"] + long_budgets + ["--checkpoint", "ck2sig"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
         deadline = time.time() + 300
-        while p.poll() is None and time.time() < deadline and safe_point_in("ck2sig") != "before round 1's net (stage 6)":
+        while p.poll() is None and time.time() < deadline and safe_point_in("ck2sig") != "before round 0's net (stage 6)":
             time.sleep(0.005)
         # The manifest appears just before the safe point checks for a stop
         # request: let the process get into the net first.
@@ -194,10 +193,10 @@ def main():
         check("stopping at the next safe point" in first, f"two SIGINTs: the first is acknowledged ({first.strip()!r})")
         check(p.returncode == -signal.SIGINT, f"two SIGINTs: the second ends the process (got {p.returncode})")
         check(time.time() - started < 5, "two SIGINTs: at once, not at the end of the long net")
-        check(safe_point_in("ck2sig") == "before round 1's net (stage 6)", "two SIGINTs: the last checkpoint is intact")
+        check(safe_point_in("ck2sig") == "before round 0's net (stage 6)", "two SIGINTs: the last checkpoint is intact")
 
         # Refusals.
-        ck = "ck6"  # a checkpoint before round 1's net, resumed above: still there, still valid
+        ck = "ck7"  # a checkpoint before round 1's net, resumed above: still there, still valid
         rounds4 = list(common)
         rounds4[rounds4.index("--rounds") + 1] = "4"
         refused(tool, rounds4 + ["--resume", ck], "'rounds' is 3 in the checkpoint, 4 in this run", "other --rounds")
@@ -241,9 +240,9 @@ def check_other_build(tool, common, baseline):
     resume of those keeps it."""
     refused(tool, common + ["--resume-other-build"], "--resume-other-build applies only with --resume",
             "--resume-other-build without --resume")
-    until = NAMES[6]
-    for ck in ("other-build", "other-build-2"):  # stopped at safe point 6 and marked as another build's
-        run(tool, common + ["--checkpoint", ck], stop_at=6)
+    until = NAMES[7]
+    for ck in ("other-build", "other-build-2"):  # stopped at safe point 7 and marked as another build's
+        run(tool, common + ["--checkpoint", ck], stop_at=7)
         rewrite(f"{ck}/checkpoint.json", lambda m: m["provenance"].update(git_commit="0000000"))
     loud = [a for a in common if a != "--quiet"]
     r = run(tool, loud + ["--resume", "other-build", "--resume-other-build", "--report", "ob.json", "-o", "ob.learned.json"])
