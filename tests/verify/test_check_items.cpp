@@ -1,0 +1,183 @@
+// What the checks of stage 1 and of polishing compare, item by item, from real
+// computations: stage 1's exact zeros (an exact 0 on both paths with a bound of 0
+// is one agreeing decision; a nonzero difference against that bound disagrees; an
+// exact 0 difference against a positive bound is an item kept with its bound), every
+// entry of Ŵ compared; polishing's sample count max(32, ⌈2md/k⌉) at hand-computed
+// values and used when none is given; the empty and the rank-deficient iteration;
+// and the accepted step's band, the sum of the two objectives' bounds: a rise of
+// E_ref between one bound and the sum is undecided, not a disagreement.
+#include "instances.hpp"
+#include "data/oracle.hpp"
+#include "stages/polish/check.hpp"
+#include "stages/polish/reference.hpp"
+#include "stages/stage1/check.hpp"
+#include "stages/stage1/reference.hpp"
+#include "verify/verify.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+using namespace mha;
+
+namespace {
+
+// An oracle's inputs with every label 0: stage 1's statistic and its bound are then exactly 0.
+class ZeroLabels : public SampleSource {
+ public:
+  explicit ZeroLabels(const SampleSource& inner) : inner_(inner) {}
+  int k() const override { return inner_.k(); }
+  int d() const override { return inner_.d(); }
+  int64_t available() const override { return inner_.available(); }
+  LabelledBatch draw(uint64_t first, int64_t count, int threads) const override {
+    LabelledBatch b = inner_.draw(first, count, threads);
+    std::fill(b.y.begin(), b.y.end(), 0.0);
+    return b;
+  }
+
+ private:
+  const SampleSource& inner_;
+};
+
+const ComparisonPart& part_named(const Comparison& row, const std::string& name) {
+  const auto it = std::find_if(row.parts.begin(), row.parts.end(), [&](const ComparisonPart& p) { return p.name == name; });
+  REQUIRE(it != row.parts.end());
+  return *it;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("stage 1: exact zeros are decisions, a difference against a zero bound disagrees, every entry compared", "[verify][stage1][branches]") {
+  const Instance inst = mha::test::generated_instance(4, 2, 2, 3.0, 4);
+  const SampleOracle oracle(inst, 3);
+  const ZeroLabels zero(oracle);
+  const Stage1SameSampleCheck exact = stage1_same_sample_check(zero, nullptr, 0, 40, 128);
+  REQUIRE(exact.bound.maxCoeff() == 0.0);  // zero labels: the statistic and its bound are exact zeros
+  const Comparison zeros = check_stage1(zero, nullptr, 0, 40);
+  CHECK(zeros.compared == 16);  // every entry of the 4 × 4 Ŵ
+  CHECK(zeros.agree);
+  CHECK(zeros.slack == 0.0);  // decided as exact zeros, not recorded as 0/0
+  CHECK(zeros.bound == 0.0);
+  CHECK(zeros.undecided == 0);
+  CHECK(contains(zeros.detail, "40 samples, labels as the source has them"));
+
+  auto off_at_corner = [](double by) {
+    return [by](const SampleSource& s, const Stage1Options& o) {
+      Stage1Result r = stage1_estimate_wsum(s, o);
+      r.w_hat(3, 3) += by;
+      return r;
+    };
+  };
+  const Comparison off = check_stage1(zero, nullptr, 0, 40, off_at_corner(std::numeric_limits<double>::denorm_min()));
+  CHECK(disagrees(off));  // the smallest difference is beyond a bound of 0 (the last entry)
+  CHECK(off.compared == 16);
+
+  // The fast path giving the reference's own values: every difference an exact 0
+  // against a positive bound, kept as items (the first entry's bound, slack 0).
+  const Stage1SameSampleCheck clean = stage1_same_sample_check(oracle, nullptr, 0, 40, 128);
+  REQUIRE(clean.bound.minCoeff() > 0);
+  const Comparison same = check_stage1(oracle, nullptr, 0, 40, [&clean](const SampleSource& s, const Stage1Options& o) {
+    Stage1Result r = stage1_estimate_wsum(s, o);
+    r.w_hat = clean.reference;
+    return r;
+  });
+  CHECK(same.agree);
+  CHECK(same.compared == 16);
+  CHECK(same.max_difference == 0.0);
+  CHECK(same.bound == clean.bound(0, 0));
+  CHECK(same.slack == 0.0);
+  const Comparison layered = check_stage1(oracle, &inst.layer, 0, 10);
+  CHECK(contains(layered.detail, "10 samples, labels recomputed in MPFR"));
+}
+
+TEST_CASE("polishing's check samples: max(32, ⌈2md/k⌉) at hand-computed values", "[verify][polish]") {
+  CHECK(polish_check_samples(4, 2, 2) == 32);    // ⌈16/2⌉ = 8 → 32
+  CHECK(polish_check_samples(16, 2, 2) == 32);   // ⌈64/2⌉ = 32
+  CHECK(polish_check_samples(17, 2, 2) == 34);   // ⌈68/2⌉
+  CHECK(polish_check_samples(50, 3, 2) == 67);   // ⌈200/3⌉ = 66.67 → 67
+  CHECK(polish_check_samples(48, 3, 2) == 64);   // ⌈192/3⌉ = 64 exactly
+  CHECK(polish_check_samples(48, 3, 3) == 96);   // ⌈288/3⌉
+  CHECK(polish_check_samples(100, 7, 1) == 32);  // ⌈200/7⌉ = 29 → 32
+  CHECK(polish_check_samples(100, 5, 1) == 40);  // ⌈200/5⌉
+}
+
+TEST_CASE("polishing's check: its own sample count when none is given, no samples and a rank-deficient design not compared", "[verify][polish][branches]") {
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1);
+  const Comparison row = check_polish(inst.layer, oracle, 0, 0);  // 0: polish_check_samples(6, 2, 2) = 32
+  INFO(row.detail);
+  CHECK(contains(row.detail, "on 32 samples"));
+  CHECK(row.compared >= 1);
+  const Comparison given = check_polish(inst.layer, oracle, 0, 33);
+  CHECK(contains(given.detail, "on 33 samples"));
+
+  PolishIteration empty;  // no samples, a finite objective
+  empty.objective = 0.5;
+  const Comparison none = check_polish_iteration(empty);
+  CHECK(none.compared == 0);
+  CHECK(none.detail == "no samples");
+  CHECK(std::string(verdict(none)) == "not compared");
+
+  PolishOptions o;
+  o.threads = 1;
+  PolishIteration deficient = polish_iteration(oracle.draw(0, 32, 1), inst.layer, o);
+  deficient.objective = std::numeric_limits<double>::infinity();
+  const Comparison rank = check_polish_iteration(deficient);
+  CHECK(rank.compared == 0);
+  CHECK(contains(rank.detail, "rank-deficient"));
+  CHECK(std::string(verdict(rank)) == "not compared");
+}
+
+TEST_CASE("polishing's accepted step: a rise of E_ref beyond each bound but within their sum is undecided", "[verify][polish][branches]") {
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1);
+  Layer start = inst.layer;
+  for (auto& h : start.heads) h.theta *= 1 + 1e-6;
+  PolishOptions o;
+  o.threads = 1;
+  const PolishIteration base = polish_iteration(oracle.draw(0, 32, 1), start, o);
+  const ObjectiveReference at_start = objective_reference(base.start, base.xs, base.ys, 128, design_route_bound);
+  auto step = [&](double t) {
+    PolishIteration it = base;
+    it.accepted = true;
+    it.next = it.start;
+    for (auto& h : it.next.heads) h.theta *= 1 + t;
+    return it;
+  };
+  auto at = [&](double t) {
+    const PolishIteration it = step(t);
+    return objective_reference(it.next, it.xs, it.ys, 128, design_route_bound);
+  };
+  // Aim at a rise of 1.5 times the start's bound (E is linear in t this close): the two
+  // bounds are nearly equal, so the rise lies beyond each of them and within their sum.
+  const double probe = 1e-7;
+  const double slope = (at(probe).objective - at(-probe).objective) / (2 * probe);
+  REQUIRE(slope != 0);
+  double t = 1.5 * at_start.bound / slope;
+  for (int i = 0; i < 3; ++i) t *= 1.5 * at_start.bound / (at(t).objective - at_start.objective);
+  const ObjectiveReference at_next = at(t);
+  const double rise = at_next.objective - at_start.objective;
+  INFO("rise " << rise << ", bounds " << at_start.bound << " and " << at_next.bound);
+  REQUIRE(rise > 1.1 * std::max(at_start.bound, at_next.bound));
+  REQUIRE(rise < 0.9 * (at_start.bound + at_next.bound));
+
+  PolishIteration it = step(t);
+  it.next_objective = at_next.objective;  // the fast objective as the reference rounds it: the row agrees
+  const Comparison c = check_polish_iteration(it);
+  INFO(c.detail);
+  CHECK(c.agree);
+  const ComparisonPart& decision = part_named(c, "accepted step");
+  CHECK(decision.compared == 1);
+  CHECK(decision.undecided == 1);  // within the band of the two bounds' sum: not decided
+  CHECK(decision.agree);
+  CHECK_FALSE(disagrees(c));
+  // Test of the tester: a band of one bound (a term of the sum dropped) decides this
+  // rise as a rise, so the step above would disagree.
+  CHECK(side_of(at_next.objective, at_start.objective, at_start.bound) == BandSide::above);
+  CHECK(side_of(at_next.objective, at_start.objective, at_next.bound) == BandSide::above);
+}
