@@ -17,6 +17,8 @@ that cannot change any result, each with the reason.
                                                    build the schema tree, run every mutant, write
                                                    DIR/results.json; --full puts the survivors of the
                                                    targeted tests through unit_tests and property_tests
+                                                   [--survivors] [--limit N]: only the survivors of an
+                                                   earlier run judged again (after new tests); at most N mutants
   scripts/mutation_check.py --report [--work DIR]  the table of docs/mutation.md from results.json
   scripts/mutation_check.py --self-test            the generator on a small file: each operator's
                                                    mutants, the schema compiled and selected (CTest)
@@ -61,6 +63,21 @@ TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time wi
 # Mutants that cannot change any result, by their key (file|function|operator|original|
 # replacement|n, as --list prints it), each with the reason.
 EQUIVALENT = {
+    # comparison.cpp
+    "src/numeric/comparison.cpp|items_undecided|relational-flip|c.compared > 0|(c.compared) >= (0)|1":
+        "items_undecided is called only by verdict(part), after `p.compared == 0` has returned \"not compared\"",
+    "src/numeric/comparison.cpp|record|relational-negate|!(difference <= item_bound)|(difference) > (item_bound)|1":
+        "both operands are finite here: a finite difference against a bound that is not finite returned "
+        "undecided above, and a difference that is not finite disagrees by the `|| !std::isfinite(difference)` "
+        "of the same line (the NaN case N1 needs both changes)",
+    "src/numeric/comparison.cpp|side_of|relational-negate|!(band >= 0)|(band) < (0)|1":
+        "differs only for a NaN band, which the next line's `!(|value - threshold| > band)` also returns "
+        "as undecided",
+    "src/numeric/comparison.cpp|side_of|relational-negate|!(std::abs(value - threshold) > band)|(std::abs(value - threshold)) <= (band)|1":
+        "value and threshold are finite and band is not NaN here (the line above), so |value - threshold| "
+        "(+inf at worst, on overflow) and band are ordered: `!(a > b)` is `a <= b`",
+    "src/numeric/comparison.cpp|side_of|relational-flip|value > threshold|(value) >= (threshold)|1":
+        "reached only when |value - threshold| > band >= 0, so value != threshold",
 }
 
 # (id, file, old, new, what, unit_tests spec, property_tests spec or None)
@@ -399,7 +416,7 @@ def cmd_run(a):
     if moved:
         sys.exit(f"{', '.join(moved)} changed since the schemata were made: run with --fresh")
     mutants = json.loads((work / "mutants.json").read_text())
-    start, cpu0 = time.time(), os.times()
+    start, cpu0, judged = time.time(), os.times(), 0
     for m in mutants:
         sid = str(m["id"])
         if m["file"] not in a.files:
@@ -408,17 +425,24 @@ def cmd_run(a):
             results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
             continue
         old = results.get(sid)
-        if old and old["status"].startswith("killed (") and not a.again:
+        if a.survivors:
+            if not old or old["status"] not in ("survived", "not reached"):
+                continue
+        elif old and old["status"].startswith("killed (") and not a.again:
             continue
-        if old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
+        elif old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
             continue
+        if a.limit and judged >= a.limit:
+            break
+        judged += 1
         results[sid] = judge(tree, work, m, a.full, a.golden)
         print(f"{sid}\t{results[sid]['status']}\t{m['file']}:{m['line']}\t{m['operator']}\t{m['original'][:60]}",
               flush=True)
         results_path.write_text(json.dumps(results, indent=1))
     cpu = os.times()
     (work / "run_seconds").write_text(
-        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s\n")
+        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s,"
+        f" {judged} mutants judged\n")
     results_path.write_text(json.dumps(results, indent=1))
     return cmd_report(a)
 
@@ -611,6 +635,9 @@ def main():
     p.add_argument("--full", action="store_true", help="survivors of the verdict tests through the full suites")
     p.add_argument("--golden", action="store_true", help="survivors through the golden outputs (not counted as killed)")
     p.add_argument("--again", action="store_true", help="judge every selected mutant again (after new tests)")
+    p.add_argument("--survivors", action="store_true",
+                   help="judge again only the selected mutants that survived or were not reached (after new tests)")
+    p.add_argument("--limit", type=int, default=0, help="judge at most this many mutants (0: all; to time a file)")
     p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--only", default="")
