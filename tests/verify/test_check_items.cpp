@@ -11,6 +11,10 @@
 #include "stages/polish/check.hpp"
 #include "stages/polish/reference.hpp"
 #include "stages/stage1/check.hpp"
+#include "stages/stage2/body_check.hpp"
+#include "stages/stage2/check.hpp"
+#include "stages/stage2/sculpt.hpp"
+#include "geometry/convex_body.hpp"
 #include "stages/stage1/reference.hpp"
 #include "verify/verify.hpp"
 
@@ -19,7 +23,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <regex>
 #include <string>
+#include <vector>
 
 using namespace mha;
 
@@ -180,4 +186,89 @@ TEST_CASE("polishing's accepted step: a rise of E_ref beyond each bound but with
   // rise as a rise, so the step above would disagree.
   CHECK(side_of(at_next.objective, at_start.objective, at_start.bound) == BandSide::above);
   CHECK(side_of(at_next.objective, at_start.objective, at_next.bound) == BandSide::above);
+}
+
+namespace {
+
+// Stage 2's rows, τ and body as verify uses them, on d = 8, k = 2, m = 2.
+struct CertificationSetup {
+  Instance inst = mha::test::generated_instance(8, 2, 2, 3.0, 7);
+  SampleOracle oracle{inst, 1};
+  std::vector<CertificationRow> rows = certification_rows(oracle, inst.layer.w_sum(), 0, 100);
+  CertifyOptions options;
+  BodyOptions body;
+  CertificationSetup() {
+    options.sigma_min = default_sigma_min(8, 2, 2);
+    body.radius = SculptOptions{}.radius;
+  }
+  // The relative residuals of the rows that pass every test but τ's, ascending.
+  std::vector<double> eligible_residuals() const {
+    CertifyOptions open = options;
+    open.tau = std::numeric_limits<double>::infinity();
+    std::vector<double> out;
+    for (const CertificationRow& r : rows) {
+      const RowCertificate c = certify_row_fast(r.x, r.y, r.b, r.row, open);
+      if (c.verdict == RowVerdict::certified) out.push_back(c.relative_residual);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  Comparison check(const CertifyOptions& o, const CertifyFast& fast = certify_row_fast) const {
+    return check_certification("2", rows, o, 2, &inst.layer, body, fast);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("certification: a row at τ is counted undecided, the bound kept is a row's own, the detail's counts", "[verify][certify][branches]") {
+  const CertificationSetup s;
+  const std::vector<double> residuals = s.eligible_residuals();
+  REQUIRE(residuals.size() >= 3);
+  CertifyOptions between = s.options;
+  between.tau = 0.5 * (residuals[1] + residuals[2]);  // no row on τ: every verdict decided
+  const Comparison decided = s.check(between);
+  INFO(decided.detail);
+  CHECK_FALSE(disagrees(decided));
+  CHECK(decided.compared == 200);
+  CHECK(decided.bound > 0);
+  CHECK(decided.bound < 1e-6);  // a row's derived bound on ‖v̂ − v*‖, not the exact zero's placeholder 1
+  // Each reference verdict with its count, separated by commas; no row's own item undecided
+  // (the row's undecided count adds its body parts').
+  CHECK(std::regex_search(decided.detail, std::regex("reference verdicts: [a-z_]+ [0-9]+(, [a-z_]+ [0-9]+)+; ")));
+  CHECK(contains(decided.detail, "certified "));
+  CHECK(contains(decided.detail, "verdict disagreements 0, undecided 0"));
+
+  CertifyOptions on_row = s.options;
+  on_row.tau = residuals[1];  // a row's relative residual exactly on τ: within the band, undecided
+  const Comparison at_tau = s.check(on_row);
+  INFO(at_tau.detail);
+  CHECK_FALSE(disagrees(at_tau));
+  CHECK(at_tau.undecided >= 1);
+  CHECK(contains(at_tau.detail, "verdict disagreements 0, undecided 1"));  // the row on τ, counted once
+
+  // v̂ wrong by 10⁻⁶ of itself, every verdict the same: the rows disagree on v̂ and
+  // no verdict disagrees.
+  const Comparison wrong_v = s.check(between, [](const MatD& x, const MatD& y, const MatD& b, int row, const CertifyOptions& co) {
+    RowCertificate c = certify_row_fast(x, y, b, row, co);
+    c.v *= 1 + 1e-6;
+    return c;
+  });
+  INFO(wrong_v.detail);
+  CHECK(disagrees(wrong_v));
+  CHECK(contains(wrong_v.detail, "verdict disagreements 0,"));
+}
+
+TEST_CASE("body membership decides a slab along the last coordinate and a slab across all of them", "[verify][certify]") {
+  const ReferenceSlab exact_data;  // centre, width and normal bounds 0
+  const std::vector<const ReferenceSlab*> bounds = {&exact_data};
+  ConvexBody last(4, 20);
+  last.add(Slab{{0, 0, 0, 1}, 0, 1});  // |θ_3| ≤ 1
+  CHECK(reference_membership(last, bounds, Eigen::Vector4d(0, 0, 0, 0.5), 128) == BandSide::below);
+  CHECK(reference_membership(last, bounds, Eigen::Vector4d(0, 0, 0, 1.5), 128) == BandSide::above);
+  CHECK(reference_membership(last, bounds, Eigen::Vector4d(5, 5, 5, -0.5), 128) == BandSide::below);
+  ConvexBody across(4, 20);
+  across.add(Slab{{0.5, 0.5, 0.5, 0.5}, 1, 1});  // |Σθ/2 − 1| ≤ 1
+  CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, 0), 128) == BandSide::below);    // |1.5 − 1| < 1
+  CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, 2.5), 128) == BandSide::above);  // |2.75 − 1| > 1
+  CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, -2.5), 128) == BandSide::below); // |0.25 − 1| < 1
 }
