@@ -14,6 +14,7 @@
 #include "stages/stage2/body_check.hpp"
 #include "stages/stage2/check.hpp"
 #include "stages/stage2/sculpt.hpp"
+#include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "stages/stage1/reference.hpp"
 #include "verify/verify.hpp"
@@ -28,6 +29,7 @@
 #include <vector>
 
 using namespace mha;
+namespace tol = mha::tolerance;
 
 namespace {
 
@@ -271,4 +273,28 @@ TEST_CASE("body membership decides a slab along the last coordinate and a slab a
   CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, 0), 128) == BandSide::below);    // |1.5 − 1| < 1
   CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, 2.5), 128) == BandSide::above);  // |2.75 − 1| > 1
   CHECK(reference_membership(across, bounds, Eigen::Vector4d(1, 1, 1, -2.5), 128) == BandSide::below); // |0.25 − 1| < 1
+}
+
+TEST_CASE("body membership: the band's Σ|a_c θ_c| is the slab's own, not ‖a‖₁ or ‖θ‖₁", "[verify][certify]") {
+  // |θ_0 + θ_1| ≤ 1 in R⁴ at θ = (t, 0, 5, 0): the band's Σ|a_c θ_c| is |t|, while
+  // ‖a‖₁ = 2 and ‖θ‖₁ = |t| + 5 would widen it past the edge found below.
+  ConvexBody body(4, 20);
+  body.add(Slab{{1, 1, 0, 0}, 0, 1});
+  const ReferenceSlab exact_data;
+  const std::vector<const ReferenceSlab*> bounds = {&exact_data};
+  const double inf = std::numeric_limits<double>::infinity();
+  auto band = [](double t) {
+    return tol::slab_membership_band(std::abs(t), 0, 1, 4, 0, 0, 0, 5.0) +
+           tol::reference_relative_error(128, 8) * (std::abs(t) + 1);
+  };
+  auto side = [&](double t) { return reference_membership(body, bounds, Eigen::Vector4d(t, 0, 5, 0), 128); };
+  double outer = 1 + band(1);  // the largest t with t − 1 ≤ band(t) (t − 1 exact here)
+  while (outer - 1 > band(outer)) outer = std::nextafter(outer, 0.0);
+  while (std::nextafter(outer, inf) - 1 <= band(std::nextafter(outer, inf))) outer = std::nextafter(outer, inf);
+  CHECK(side(outer) == BandSide::undecided);
+  CHECK(side(std::nextafter(outer, inf)) == BandSide::above);
+  // Test of the tester: the band with ‖a‖₁ or ‖θ‖₁ in its place covers the point one ulp out.
+  const double beyond = std::nextafter(outer, inf);
+  CHECK(beyond - 1 <= tol::slab_membership_band(2, 0, 1, 4, 0, 0, 0, 5.0));
+  CHECK(beyond - 1 <= tol::slab_membership_band(beyond + 5, 0, 1, 4, 0, 0, 0, 5.0));
 }
