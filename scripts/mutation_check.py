@@ -60,6 +60,12 @@ TARGETED_PROGRAM = "verdict_tests"
 FULL_PROGRAMS = ("unit_tests", "property_tests")
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time without a mutant, at least 60 s
 
+_THREADS = ("the thread count of a draw: each sample's inputs and labels are computed on their own, the same "
+            "bytes for any count (tests/model/test_forward.cpp; 0 threads is OpenMP's default count)")
+_MPFR_TERM = ("a change inside the MPFR reference's own error term of a membership band, (n + c)·2^-bits·S with "
+              "bits >= 128, beside the double band >= u·S: below half an ulp of it for n < 2^21, so the band "
+              "rounds to the same double")
+
 # Mutants that cannot change any result, by their key (file|function|operator|original|
 # replacement|n, as --list prints it), each with the reason.
 EQUIVALENT = {
@@ -78,6 +84,27 @@ EQUIVALENT = {
         "(+inf at worst, on overflow) and band are ordered: `!(a > b)` is `a <= b`",
     "src/numeric/comparison.cpp|side_of|relational-flip|value > threshold|(value) >= (threshold)|1":
         "reached only when |value - threshold| > band >= 0, so value != threshold",
+    # a draw's thread count: every sample's inputs and labels are computed on their own, the same bytes
+    # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
+    'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage2/check.cpp|certification_rows|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    # the MPFR reference's own error in the membership bands: (n + 4)·2^-128·S beside a double band
+    # of at least u·S (tolerance.cpp, slab_membership_band, ball_membership_band) is below half an
+    # ulp of it for n < 2^21, so the band is the same double with or without it, or with it changed
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x10|4|(4 * 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x0.1|4|(4 / 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 4|(n)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 4|(4)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b)|(abs_dot)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b)|(std::abs(slabs[r].b))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b) + slabs[r].eta|(abs_dot + std::abs(slabs[r].b))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b) + slabs[r].eta|(slabs[r].eta)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|tol::slab_membership_band(abs_dot, std::abs(slabs[r].b), slabs[r].eta, n, rb.centre_bound, rb.width_bound, rb.normal_bound, theta_max) + tol::reference_relative_error(bits, n + 4) * (abs_dot + std::abs(slabs[r].b) + slabs[r].eta)|(tol::slab_membership_band(abs_dot, std::abs(slabs[r].b), slabs[r].eta, n, rb.centre_bound, rb.width_bound, rb.normal_bound, theta_max))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x10|2|(2 * 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x0.1|2|(2 / 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 2|(n)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 2|(2)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|tol::ball_membership_band(norm, radius, n) + tol::reference_relative_error(bits, n + 2) * norm|(tol::ball_membership_band(norm, radius, n))|1': _MPFR_TERM,
 }
 
 # (id, file, old, new, what, unit_tests spec, property_tests spec or None)
