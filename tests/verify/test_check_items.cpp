@@ -298,3 +298,18 @@ TEST_CASE("body membership: the band's Σ|a_c θ_c| is the slab's own, not ‖a�
   CHECK(beyond - 1 <= tol::slab_membership_band(2, 0, 1, 4, 0, 0, 0, 5.0));
   CHECK(beyond - 1 <= tol::slab_membership_band(beyond + 5, 0, 1, 4, 0, 0, 0, 5.0));
 }
+
+TEST_CASE("body membership: a point inside every slab is decided by the ball, undecided at its edge", "[verify][certify]") {
+  ConvexBody body(4, 20);
+  body.add(Slab{{1, 0, 0, 0}, 0, 1});  // |θ_0| ≤ 1, R = 20
+  const ReferenceSlab exact_data;
+  const std::vector<const ReferenceSlab*> bounds = {&exact_data};
+  auto side = [&](double t) { return reference_membership(body, bounds, Eigen::Vector4d(0, t, 0, 0), 128); };
+  CHECK(side(19) == BandSide::below);
+  CHECK(side(21) == BandSide::above);  // outside the ball alone
+  CHECK(side(-21) == BandSide::above);
+  CHECK(side(20) == BandSide::undecided);  // ‖θ‖ = R: within the ball's band
+  const double band = tol::ball_membership_band(20, 20, 4);
+  CHECK(side(20 + 4 * band) == BandSide::above);  // a few bands out: decided
+  CHECK(side(20 - 4 * band) == BandSide::below);
+}
