@@ -310,6 +310,37 @@ TEST_CASE("body membership: a point inside every slab is decided by the ball, un
   CHECK(side(-21) == BandSide::above);
   CHECK(side(20) == BandSide::undecided);  // ‖θ‖ = R: within the ball's band
   const double band = tol::ball_membership_band(20, 20, 4);
+  CHECK(side(20 + band / 2) == BandSide::undecided);  // within the double evaluation's band, not only the MPFR's
+  CHECK(side(20 - band / 2) == BandSide::undecided);
   CHECK(side(20 + 4 * band) == BandSide::above);  // a few bands out: decided
   CHECK(side(20 - 4 * band) == BandSide::below);
+}
+
+TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ undecided, widths along every direction named", "[verify][certify][branches]") {
+  // Along each of the 4 rays to the fast body's boundary the points at −4 and +4
+  // bands are decided (inside, outside), those at ∓¼ band undecided; the true Θ_1,
+  // Θ_2 and the fast centre are inside. Widths: min(4, slabs) slab normals, the true
+  // hull direction and 3 Gaussian directions.
+  const CertificationSetup s;
+  const std::vector<double> residuals = s.eligible_residuals();
+  REQUIRE(residuals.size() >= 3);
+  for (const double tau : {0.5 * (residuals[1] + residuals[2]), 0.5 * (residuals[residuals.size() - 2] + residuals.back())}) {
+    CertifyOptions o = s.options;
+    o.tau = tau;
+    const Comparison c = s.check(o);
+    INFO(c.detail);
+    CHECK_FALSE(disagrees(c));
+    const ComparisonPart& slabs = part_named(c, "body slabs");
+    const int slab_count = slabs.compared / 3;  // centre, width and normal per slab
+    REQUIRE(slab_count >= 1);
+    const ComparisonPart& membership = part_named(c, "body membership");
+    INFO(membership.detail);
+    CHECK(membership.compared == 2 + 1 + 4 * 4);
+    CHECK(membership.undecided == 2 * 4);
+    CHECK(contains(membership.detail, "reference inside 7, outside 4, undecided 8; disagreements 0"));
+    const ComparisonPart& widths = part_named(c, "body widths");
+    INFO(widths.detail);
+    CHECK(widths.compared == std::min(4, slab_count) + 1 + 3);
+    CHECK(contains(widths.detail, std::to_string(std::min(4, slab_count)) + " slab normals, the true hull direction, 3 random"));
+  }
 }
