@@ -17,6 +17,7 @@
 #include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "stages/stage1/reference.hpp"
+#include "stages/stage6/check.hpp"
 #include "verify/verify.hpp"
 
 #include <catch2/catch.hpp>
@@ -343,4 +344,23 @@ TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ unde
     CHECK(widths.compared == std::min(4, slab_count) + 1 + 3);
     CHECK(contains(widths.detail, std::to_string(std::min(4, slab_count)) + " slab normals, the true hull direction, 3 random"));
   }
+}
+
+TEST_CASE("stage 6's design: each sample's rows [A_1 X, …, A_m X] beside its own labels, so the true W fits them", "[verify][stage6]") {
+  const Instance inst = mha::test::generated_instance(5, 3, 2, 2.0, 9);
+  const SampleOracle oracle(inst, 2);
+  std::vector<MatD> thetas;
+  for (const auto& h : inst.layer.heads) thetas.push_back(h.theta);
+  const WDesign w = w_design(oracle, thetas, 4, 6);  // samples 4 .. 9
+  REQUIRE(w.design.rows() == 6 * 3);
+  REQUIRE(w.design.cols() == 2 * 5);
+  REQUIRE(w.labels.rows() == 6 * 3);
+  MatD stacked(2 * 5, 5);
+  stacked << inst.layer.heads[0].w, inst.layer.heads[1].w;
+  const MatD residual = w.design * stacked - w.labels;
+  CHECK(residual.cwiseAbs().maxCoeff() <= 1e-12 * (1 + w.labels.cwiseAbs().maxCoeff()));  // F(X) = Σ_i A_i X W_i
+  const LabelledBatch batch = oracle.draw(4, 6, 1);
+  for (int s = 0; s < 6; ++s)
+    for (int t = 0; t < 3; ++t)
+      for (int c = 0; c < 5; ++c) CHECK(w.labels(s * 3 + t, c) == batch.y[(s * 3 + t) * 5 + c]);  // sample s, token t, column c
 }
