@@ -125,6 +125,17 @@ TEST_CASE("polishing's check: its own sample count when none is given, no sample
   const Comparison given = check_polish(inst.layer, oracle, 0, 33);
   CHECK(contains(given.detail, "on 33 samples"));
 
+  // The gradient part names the linear model the iteration used.
+  PolishOptions single;
+  single.threads = 1;
+  PolishIteration model = polish_iteration(oracle.draw(0, 32, 1), inst.layer, single);
+  for (const bool dense : {true, false}) {
+    model.dense = dense;
+    const Comparison by_model = check_polish_iteration(model);
+    INFO(part_named(by_model, "gradient").detail);
+    CHECK(contains(part_named(by_model, "gradient").detail, dense ? "(dense model" : "(matrix-free model"));
+  }
+
   PolishIteration empty;  // no samples, a finite objective
   empty.objective = 0.5;
   const Comparison none = check_polish_iteration(empty);
