@@ -375,3 +375,52 @@ TEST_CASE("stage 6's design: each sample's rows [A_1 X, …, A_m X] beside its o
     for (int t = 0; t < 3; ++t)
       for (int c = 0; c < 5; ++c) CHECK(w.labels(s * 3 + t, c) == batch.y[(s * 3 + t) * 5 + c]);  // sample s, token t, column c
 }
+
+namespace {
+
+// A body row certified on both paths with one slab |⟨a, θ⟩ − b| ≤ η, the fast slab
+// given and the reference slab exact (bounds `normal_bound` on ‖â − a*‖₁, 0 otherwise).
+struct HandRow {
+  CertificationCheck check;
+  std::vector<SlabConstraint> fast;
+  HandRow(std::vector<double> a_fast, std::vector<double> a_ref, double b, double eta, double normal_bound = 0) {
+    ReferenceSlab r;
+    r.slab = SlabConstraint{std::move(a_ref), b, eta, 0, 1};
+    r.normal_bound = normal_bound;
+    check.reference_slabs = {r};
+    fast = {SlabConstraint{std::move(a_fast), b, eta, 0, 1}};
+  }
+};
+
+std::vector<ComparisonPart> hand_body(const std::vector<const HandRow*>& rows) {
+  std::vector<BodyRow> body;
+  for (const HandRow* r : rows) body.push_back({r->fast, &r->check});
+  return compare_body(body, 2, 2, nullptr, BodyOptions{}, 128);  // θ ∈ R⁴, R = 20
+}
+
+}  // namespace
+
+TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a normal wrong in its last entry, a NaN normal", "[verify][certify][branches]") {
+  // Two slabs of half-width 100 > R: every ray from the centre leaves through the ball,
+  // its test points placed by the ball's band.
+  const HandRow wide0({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 100), wide1({0, 1, 0, 0}, {0, 1, 0, 0}, 0, 100);
+  const std::vector<ComparisonPart> ball = hand_body({&wide0, &wide1});
+  REQUIRE(ball.size() == 3);
+  INFO(ball[1].detail);
+  CHECK(ball[0].agree);
+  CHECK(ball[1].name == "body membership");
+  CHECK(contains(ball[1].detail, "reference inside 5, outside 4, undecided 8; disagreements 0"));  // centre + 4, 4, 8
+
+  // â differs from a* only in its last entry: beyond a normal bound of 10⁻⁶ it disagrees, within it not.
+  const HandRow last_off({1, 0, 0, 1e-3}, {1, 0, 0, 0}, 0, 1, 1e-6), last_close({1, 0, 0, 1e-9}, {1, 0, 0, 0}, 0, 1, 1e-6);
+  const std::vector<ComparisonPart> off = hand_body({&last_off});
+  CHECK_FALSE(off[0].agree);
+  CHECK(hand_body({&last_close})[0].agree);
+
+  // A NaN in a fast normal: the slab part disagrees, and no body is compared.
+  const HandRow nan_normal({std::numeric_limits<double>::quiet_NaN(), 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
+  const std::vector<ComparisonPart> nan = hand_body({&nan_normal});
+  REQUIRE(nan.size() == 1);
+  CHECK_FALSE(nan[0].agree);
+  CHECK(contains(nan[0].detail, "a fast slab is not finite"));
+}
