@@ -417,6 +417,21 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   CHECK_FALSE(off[0].agree);
   CHECK(hand_body({&last_close})[0].agree);
 
+  // Two parallel slabs with different centres: the fast centre lies on neither mid-plane,
+  // and the test points still sit at ∓4 and ∓¼ bands of the boundary each ray leaves by.
+  const HandRow left({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1), right({1, 0, 0, 0}, {1, 0, 0, 0}, 0.5, 1);
+  const std::vector<ComparisonPart> offset = hand_body({&left, &right});
+  REQUIRE(offset.size() == 3);
+  INFO(offset[1].detail);
+  CHECK(contains(offset[1].detail, "reference inside 5, outside 4, undecided 8; disagreements 0"));
+
+  // A row certified on both paths with two fast slabs against one reference slab: decided, and wrong.
+  HandRow two({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
+  two.fast.push_back(two.fast.front());
+  const std::vector<ComparisonPart> mismatch = hand_body({&wide0, &two});
+  CHECK_FALSE(mismatch[0].agree);
+  CHECK(contains(mismatch[0].detail, "; 1 rows with a different number of slabs"));
+
   // A NaN in a fast normal: the slab part disagrees, and no body is compared.
   const HandRow nan_normal({std::numeric_limits<double>::quiet_NaN(), 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
   const std::vector<ComparisonPart> nan = hand_body({&nan_normal});
