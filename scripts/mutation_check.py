@@ -86,6 +86,8 @@ EQUIVALENT = {
         "reached only when |value - threshold| > band >= 0, so value != threshold",
     'src/stages/stage2/body_check.cpp|exit_along|relational-flip|c1 > 0|(c1) >= (0)|1':
         "c1 == 0 was skipped by the `continue` just above, so c1 > 0 and c1 >= 0 agree",
+    'src/stages/stage2/body_check.cpp|exit_along|constant-x10|1|(1 * 10)|1':
+        "the ball's exit index -1 made -10: it is only ever tested as `e.slab >= 0`",
     # a draw's thread count: every sample's inputs and labels are computed on their own, the same bytes
     # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
     'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,

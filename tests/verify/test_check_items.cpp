@@ -393,24 +393,32 @@ struct HandRow {
   }
 };
 
-std::vector<ComparisonPart> hand_body(const std::vector<const HandRow*>& rows) {
+std::vector<ComparisonPart> hand_body(const std::vector<const HandRow*>& rows, int rays = 4) {
   std::vector<BodyRow> body;
   for (const HandRow* r : rows) body.push_back({r->fast, &r->check});
-  return compare_body(body, 2, 2, nullptr, BodyOptions{}, 128);  // θ ∈ R⁴, R = 20
+  BodyOptions o;
+  o.boundary_rays = rays;
+  return compare_body(body, 2, 2, nullptr, o, 128);  // θ ∈ R⁴, R = 20
+}
+
+std::string counts(int rays) {
+  return "reference inside " + std::to_string(1 + rays) + ", outside " + std::to_string(rays) + ", undecided " +
+         std::to_string(2 * rays) + "; disagreements 0";
 }
 
 }  // namespace
 
 TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a normal wrong in its last entry, a NaN normal", "[verify][certify][branches]") {
-  // Two slabs of half-width 100 > R: every ray from the centre leaves through the ball,
-  // its test points placed by the ball's band.
-  const HandRow wide0({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 100), wide1({0, 1, 0, 0}, {0, 1, 0, 0}, 0, 100);
-  const std::vector<ComparisonPart> ball = hand_body({&wide0, &wide1});
+  // Two slabs of half-width 100 > R centred off the origin (the centre at (3, −2, 0, 0)):
+  // every ray from the centre leaves through the ball, its test points placed by the
+  // ball's band; 8 rays, in directions of both signs.
+  const HandRow wide0({1, 0, 0, 0}, {1, 0, 0, 0}, 3, 100), wide1({0, 1, 0, 0}, {0, 1, 0, 0}, -2, 100);
+  const std::vector<ComparisonPart> ball = hand_body({&wide0, &wide1}, 8);
   REQUIRE(ball.size() == 3);
   INFO(ball[1].detail);
   CHECK(ball[0].agree);
   CHECK(ball[1].name == "body membership");
-  CHECK(contains(ball[1].detail, "reference inside 5, outside 4, undecided 8; disagreements 0"));  // centre + 4, 4, 8
+  CHECK(contains(ball[1].detail, counts(8)));  // the centre and 8 points inside, 8 outside, 16 undecided
 
   // â differs from a* only in its last entry: beyond a normal bound of 10⁻⁶ it disagrees, within it not.
   const HandRow last_off({1, 0, 0, 1e-3}, {1, 0, 0, 0}, 0, 1, 1e-6), last_close({1, 0, 0, 1e-9}, {1, 0, 0, 0}, 0, 1, 1e-6);
@@ -421,10 +429,10 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   // Two parallel slabs with different centres: the fast centre lies on neither mid-plane,
   // and the test points still sit at ∓4 and ∓¼ bands of the boundary each ray leaves by.
   const HandRow left({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1), right({1, 0, 0, 0}, {1, 0, 0, 0}, 0.5, 1);
-  const std::vector<ComparisonPart> offset = hand_body({&left, &right});
+  const std::vector<ComparisonPart> offset = hand_body({&left, &right}, 8);
   REQUIRE(offset.size() == 3);
   INFO(offset[1].detail);
-  CHECK(contains(offset[1].detail, "reference inside 5, outside 4, undecided 8; disagreements 0"));
+  CHECK(contains(offset[1].detail, counts(8)));
 
   // A row certified on both paths with two fast slabs against one reference slab: decided, and wrong.
   HandRow two({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
