@@ -350,7 +350,8 @@ TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ unde
     INFO(membership.detail);
     CHECK(membership.compared == 2 + 1 + 4 * 4);
     CHECK(membership.undecided == 2 * 4);
-    CHECK(contains(membership.detail, "reference inside 7, outside 4, undecided 8; disagreements 0"));
+    CHECK(contains(membership.detail, "19 points (the true Θ_i, the fast centre, 4 rays × 4 offsets around the boundary): "
+                                      "reference inside 7, outside 4, undecided 8; disagreements 0"));
     const ComparisonPart& widths = part_named(c, "body widths");
     INFO(widths.detail);
     CHECK(widths.compared == std::min(4, slab_count) + 1 + 3);
@@ -419,6 +420,7 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   CHECK(ball[0].agree);
   CHECK(ball[1].name == "body membership");
   CHECK(contains(ball[1].detail, counts(8)));  // the centre and 8 points inside, 8 outside, 16 undecided
+  CHECK(contains(ball[1].detail, "33 points (the fast centre, 8 rays × 4 offsets"));  // no true Θ_i given
 
   // â differs from a* only in its last entry: beyond a normal bound of 10⁻⁶ it disagrees, within it not.
   const HandRow last_off({1, 0, 0, 1e-3}, {1, 0, 0, 0}, 0, 1, 1e-6), last_close({1, 0, 0, 1e-9}, {1, 0, 0, 0}, 0, 1, 1e-6);
