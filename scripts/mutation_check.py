@@ -450,7 +450,7 @@ def cmd_run(a):
     start, cpu0, judged = time.time(), os.times(), 0
     for m in mutants:
         sid = str(m["id"])
-        if m["file"] not in a.files:
+        if m["file"] not in a.files or (a.ids and m["id"] not in a.ids):
             continue
         if m["key"] in EQUIVALENT:
             results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
@@ -669,11 +669,14 @@ def main():
     p.add_argument("--survivors", action="store_true",
                    help="judge again only the selected mutants that survived or were not reached (after new tests)")
     p.add_argument("--limit", type=int, default=0, help="judge at most this many mutants (0: all; to time a file)")
+    p.add_argument("--ids", default="", help="only these mutant ids: comma-separated ids and ranges (12,40-45)")
     p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--only", default="")
     a = p.parse_args()
     a.files = [f for f in a.files.split(",") if f]
+    a.ids = {i for part in a.ids.split(",") if part
+             for i in (range(int(part.split("-")[0]), int(part.split("-")[1]) + 1) if "-" in part[1:] else [int(part)])}
     if a.check_snippets:
         stale = stale_snippets()
         for line in stale:
