@@ -443,6 +443,17 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   CHECK_FALSE(mismatch[0].agree);
   CHECK(contains(mismatch[0].detail, "; 1 rows with a different number of slabs"));
 
+  // A fast slab 10 % wider than the reference's: the points just inside the fast boundary
+  // are outside the reference body, and the membership part disagrees on its own.
+  HandRow wider({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
+  wider.fast.front().eta = 1.1;
+  const std::vector<ComparisonPart> widened = hand_body({&wider});
+  REQUIRE(widened.size() == 3);
+  INFO(widened[1].detail);
+  CHECK_FALSE(widened[0].agree);
+  CHECK_FALSE(widened[1].agree);
+  CHECK_FALSE(contains(widened[1].detail, "disagreements 0"));
+
   // A NaN in a fast normal: the slab part disagrees, and no body is compared.
   const HandRow nan_normal({std::numeric_limits<double>::quiet_NaN(), 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
   const std::vector<ComparisonPart> nan = hand_body({&nan_normal});
