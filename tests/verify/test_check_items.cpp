@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <regex>
 #include <string>
@@ -491,4 +492,20 @@ TEST_CASE("stage 3's proxy: a fast point just inside its derived bound agrees, j
   const Comparison outside = check_min_norm_point(body, moved_by(bound * (1 + 1e-11)));
   CHECK_FALSE(outside.agree);
   CHECK(disagrees(outside));
+}
+
+TEST_CASE("verify 2: τ midway between the two middle residuals of the rows that pass every other test", "[verify][certify]") {
+  const CertificationSetup s;  // verify's own rows for this instance: seed 1, 100 samples
+  const std::vector<double> r = s.eligible_residuals();
+  REQUIRE(r.size() >= 2);
+  const size_t i = r.size() / 2;
+  const double tau = 0.5 * (r[i - 1] + r[i]);
+  VerifyOptions o;
+  o.certify_samples = 100;
+  const Comparison row = verify_instance(s.inst, {"2"}, o)[0];
+  INFO(row.detail);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "τ = %.3g; ", tau);
+  CHECK(contains(row.detail, expected));
+  CHECK(row.compared == 200);
 }
