@@ -464,34 +464,41 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
 }
 
 TEST_CASE("stage 3's proxy: a fast point just inside its derived bound agrees, just outside disagrees", "[verify][stage3][branches]") {
-  // Two slabs in R⁴ whose minimum-norm point is a vertex off the origin: θ_0 ∈ [1, 3], θ_0 + θ_1 ∈ [2, 4].
-  ConvexBody body(4, 20);
-  body.add(Slab{{1, 0, 0, 0}, 2, 1});
-  body.add(Slab{{1, 1, 0, 0}, 3, 1});
-  const Comparison exact = check_min_norm_point(body);
-  INFO(exact.detail);
-  REQUIRE(exact.compared == 2);  // the point, and the ball's decision
-  REQUIRE(exact.agree);
-  const double bound = exact.bound;
-  REQUIRE(bound > 0);
-  REQUIRE(bound < 1e-6);
-  // The fast point moved along (0, 0, 1, 0) by 1 ∓ 10⁻¹¹ of the bound: the bound itself
-  // moves by far less with the point (‖θ̂‖ changes by ~10⁻¹⁵), and every term of the bound
-  // above 10⁻¹¹ of it (the certified QP's, the active-set solution's, u‖θ̂‖) decides.
-  auto moved_by = [](double distance) {
-    return [distance](const ConvexBody& b) {
-      ActiveSetResult r = min_norm_point_active_set(b);
-      r.x(2) += distance;
-      return r;
+  // Minimum-norm points off the origin: (1, 1, 0, 0) with one active half-space
+  // (θ_0 ∈ [1, 3], θ_0 + θ_1 ∈ [2, 4]), and the vertex (1, 1.5, 0, 0) of two non-orthogonal
+  // ones (θ_0 ∈ [1, 3], θ_0 + 2θ_1 ∈ [4, 8]; κ₂ of their normals ≈ 2.6).
+  ConvexBody one(4, 20), two(4, 20);
+  one.add(Slab{{1, 0, 0, 0}, 2, 1});
+  one.add(Slab{{1, 1, 0, 0}, 3, 1});
+  two.add(Slab{{1, 0, 0, 0}, 2, 1});
+  two.add(Slab{{1, 2, 0, 0}, 6, 2});
+  for (const ConvexBody* body : {&one, &two}) {
+    const Comparison exact = check_min_norm_point(*body);
+    INFO(exact.detail);
+    REQUIRE(exact.compared == 2);  // the point, and the ball's decision
+    REQUIRE(exact.agree);
+    const double bound = exact.bound;
+    REQUIRE(bound > 0);
+    REQUIRE(bound < 1e-6);
+    // The fast point moved along (0, 0, 1, 0) by 1 ∓ 10⁻¹¹ of the bound: the bound itself
+    // moves by far less with the point (‖θ̂‖ changes by ~10⁻¹⁵), and every term of the bound
+    // above 10⁻¹¹ of it (the certified QP's, the active-set solution's with its κ, u‖θ̂‖) decides.
+    auto moved_by = [](double distance) {
+      return [distance](const ConvexBody& b) {
+        ActiveSetResult r = min_norm_point_active_set(b);
+        r.x(2) += distance;
+        return r;
+      };
     };
-  };
-  const Comparison inside = check_min_norm_point(body, moved_by(bound * (1 - 1e-11)));
-  CHECK(inside.agree);
-  CHECK(inside.slack <= 1.0);
-  CHECK(inside.slack > 1 - 1e-10);
-  const Comparison outside = check_min_norm_point(body, moved_by(bound * (1 + 1e-11)));
-  CHECK_FALSE(outside.agree);
-  CHECK(disagrees(outside));
+    const Comparison inside = check_min_norm_point(*body, moved_by(bound * (1 - 1e-11)));
+    CHECK(inside.agree);
+    CHECK(inside.slack <= 1.0);
+    CHECK(inside.slack > 1 - 1e-10);
+    const Comparison outside = check_min_norm_point(*body, moved_by(bound * (1 + 1e-11)));
+    CHECK_FALSE(outside.agree);
+    CHECK(disagrees(outside));
+  }
+  CHECK(contains(check_min_norm_point(two).detail, "2 active half-spaces"));
 }
 
 TEST_CASE("verify 2: τ midway between the two middle residuals of the rows that pass every other test", "[verify][certify]") {
