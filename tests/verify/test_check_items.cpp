@@ -23,6 +23,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/SVD>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -477,7 +479,23 @@ TEST_CASE("stage 3's proxy: a fast point just inside its derived bound agrees, j
     INFO(exact.detail);
     REQUIRE(exact.compared == 2);  // the point, and the ball's decision
     REQUIRE(exact.agree);
-    const double bound = exact.bound;
+    // The bound from its formula (check.cpp): (ε_QP + min_norm_solution_bound(κ, iterations·n,
+    // q, ‖θ̂‖ + ε_QP) + u‖θ̂‖)·(1 + 4u-type factor), κ₂ of the q active normals with
+    // σ_min lowered and σ_max raised by JacobiSVD's own error bound.
+    const ActiveSetResult f = min_norm_point_active_set(*body);
+    const ConvexBody::QpResult ref = body->min_norm_point();
+    const auto q = static_cast<Eigen::Index>(f.active.size());
+    REQUIRE(q >= 1);
+    Eigen::MatrixXd normals(q, 4);
+    for (Eigen::Index i = 0; i < q; ++i)
+      normals.row(i) = Eigen::Map<const Eigen::RowVectorXd>(body->slabs()[f.active[i] / 2].a.data(), 4);
+    const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(normals).singularValues();
+    const double shift = tol::jacobi_singular_value_bound(4, q) * sv(0);
+    const double kappa = (sv(0) + shift) / (sv(q - 1) - shift);
+    const double bound = (ref.error_bound +
+                          tol::min_norm_solution_bound(kappa, static_cast<long long>(f.iterations) * 4, q, f.x.norm() + ref.error_bound) +
+                          tol::kDoubleUnitRoundoff * f.x.norm()) * tol::bound_evaluation_factor(4);
+    CHECK(exact.bound == bound);
     REQUIRE(bound > 0);
     REQUIRE(bound < 1e-6);
     // The fast point moved along (0, 0, 1, 0) by 1 ∓ 10⁻¹¹ of the bound: the bound itself
