@@ -349,6 +349,9 @@ TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ unde
     const ComparisonPart& slabs = part_named(c, "body slabs");
     const int slab_count = slabs.compared / 3;  // centre, width and normal per slab
     REQUIRE(slab_count >= 1);
+    CHECK(contains(slabs.detail, std::to_string(slab_count) + " slabs of " + std::to_string(slab_count) +
+                                     " rows both paths certify; 0 rows certified on one path only or undecided"));
+    CHECK_FALSE(contains(slabs.detail, "different number"));
     const ComparisonPart& membership = part_named(c, "body membership");
     INFO(membership.detail);
     CHECK(membership.compared == 2 + 1 + 4 * 4);
@@ -359,6 +362,8 @@ TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ unde
     INFO(widths.detail);
     CHECK(widths.compared == std::min(4, slab_count) + 1 + 3);
     CHECK(contains(widths.detail, std::to_string(std::min(4, slab_count)) + " slab normals, the true hull direction, 3 random"));
+    CHECK(contains(widths.detail, "reference widths by CLP's certified brackets"));  // n = 64 > 36: no exact programs
+    CHECK_FALSE(contains(widths.detail, "not certified"));
   }
 }
 
@@ -456,6 +461,32 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   CHECK_FALSE(widened[0].agree);
   CHECK_FALSE(widened[1].agree);
   CHECK_FALSE(contains(widened[1].detail, "disagreements 0"));
+
+  // The exact programs (CGAL) give the reference widths up to n = 36 unknowns and 100 slabs.
+  CHECK(contains(ball[2].detail, "5 directions (2 slab normals, 3 random); reference widths exact (CGAL) for 5"));
+  std::vector<HandRow> many;
+  many.reserve(101);
+  for (int r = 0; r < 101; ++r) {
+    const double angle = 0.01 * r;  // normals in the (θ_0, θ_1) plane and along θ_2, θ_3, none parallel
+    std::vector<double> a = r % 3 == 0 ? std::vector<double>{std::cos(angle), std::sin(angle), 0, 0}
+                          : r % 3 == 1 ? std::vector<double>{0, 0, std::cos(angle), std::sin(angle)}
+                                       : std::vector<double>{std::cos(angle), 0, std::sin(angle), 0};
+    many.emplace_back(a, a, 0, 5);
+  }
+  auto first = [&](int count) {
+    std::vector<const HandRow*> rows;
+    for (int r = 0; r < count; ++r) rows.push_back(&many[r]);
+    return hand_body(rows);
+  };
+  CHECK(contains(first(12)[2].detail, "reference widths exact (CGAL) for 7"));
+  CHECK(contains(first(100)[2].detail, "reference widths exact (CGAL) for 7"));
+  CHECK(contains(first(101)[2].detail, "reference widths by CLP's certified brackets"));
+
+  // A row the fast path certifies and the reference does not: left out of both bodies, counted.
+  HandRow fast_only({0, 0, 1, 0}, {0, 0, 1, 0}, 0, 1);
+  fast_only.check.reference_slabs.clear();
+  const std::vector<ComparisonPart> one_path = hand_body({&wide0, &fast_only});
+  CHECK(contains(one_path[0].detail, "1 slabs of 1 rows both paths certify; 1 rows certified on one path only"));
 
   // A NaN in a fast normal: the slab part disagrees, and no body is compared.
   const HandRow nan_normal({std::numeric_limits<double>::quiet_NaN(), 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
