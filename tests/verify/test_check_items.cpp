@@ -510,6 +510,7 @@ TEST_CASE("stage 3's proxy: a fast point just inside its derived bound agrees, j
     INFO(exact.detail);
     REQUIRE(exact.compared == 2);  // the point, and the ball's decision
     REQUIRE(exact.agree);
+    CHECK(exact.undecided == 0);  // ‖θ_ref‖ ≈ 1.4 or 1.8, far inside R = 20: decided
     // The bound from its formula (check.cpp): (ε_QP + min_norm_solution_bound(κ, iterations·n,
     // q, ‖θ̂‖ + ε_QP) + u‖θ̂‖)·(1 + 4u-type factor), κ₂ of the q active normals with
     // σ_min lowered and σ_max raised by JacobiSVD's own error bound.
@@ -548,6 +549,18 @@ TEST_CASE("stage 3's proxy: a fast point just inside its derived bound agrees, j
     CHECK(disagrees(outside));
   }
   CHECK(contains(check_min_norm_point(two).detail, "2 active half-spaces"));
+  // K's emptiness against R: with R 10⁻⁹ beyond ‖θ_ref‖ = √2 (within the point's bound,
+  // ~6·10⁻⁸) undecided, with R 10⁻⁶ beyond it decided (inside).
+  for (const auto& [beyond, undecided] : {std::pair{1e-9, 1}, std::pair{1e-6, 0}}) {
+    ConvexBody near(4, std::sqrt(2.0) + beyond);
+    near.add(Slab{{1, 0, 0, 0}, 2, 1});
+    near.add(Slab{{1, 1, 0, 0}, 3, 1});
+    const Comparison c = check_min_norm_point(near);
+    INFO(c.detail);
+    CHECK(c.compared == 2);
+    CHECK(c.undecided == undecided);
+    CHECK(c.agree);
+  }
 }
 
 TEST_CASE("verify 2: τ midway between the two middle residuals of the rows that pass every other test", "[verify][certify]") {
