@@ -92,6 +92,16 @@ EQUIVALENT = {
     # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
     'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/stage2/check.cpp|certification_rows|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|3': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|3': _THREADS,
+    'src/stages/stage6/check.cpp|w_design|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage6/check.cpp|w_design|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|2': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|2': _THREADS,
     # the MPFR reference's own error in the membership bands: (n + 4)·2^-128·S beside a double band
     # of at least u·S (tolerance.cpp, slab_membership_band, ball_membership_band) is below half an
     # ulp of it for n < 2^21, so the band is the same double with or without it, or with it changed
