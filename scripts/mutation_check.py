@@ -102,6 +102,8 @@ EQUIVALENT = {
     'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|2': _THREADS,
     'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|2': _THREADS,
+    'src/stages/polish/check.cpp|check_polish|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/polish/check.cpp|check_polish|constant-x0.1|1|(1 / 10)|1': _THREADS,
     # the MPFR reference's own error in the membership bands: (n + 4)·2^-128·S beside a double band
     # of at least u·S (tolerance.cpp, slab_membership_band, ball_membership_band) is below half an
     # ulp of it for n < 2^21, so the band is the same double with or without it, or with it changed

@@ -577,4 +577,10 @@ TEST_CASE("verify 2: τ midway between the two middle residuals of the rows that
   std::snprintf(expected, sizeof expected, "τ = %.3g; ", tau);
   CHECK(contains(row.detail, expected));
   CHECK(row.compared == 200);
+  // One sample (two rows), none of them eligible: τ stays the option's 10⁻³.
+  o.certify_samples = 1;
+  const Comparison one = verify_instance(s.inst, {"2"}, o)[0];
+  INFO(one.detail);
+  CHECK(one.compared == 2);
+  CHECK(contains(one.detail, "τ = 0.001; "));
 }
