@@ -20,6 +20,7 @@
 #include "stages/stage6/check.hpp"
 #include "stages/stage3/check.hpp"
 #include "verify/verify.hpp"
+#include "numeric/rng.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -583,4 +584,30 @@ TEST_CASE("verify 2: τ midway between the two middle residuals of the rows that
   INFO(one.detail);
   CHECK(one.compared == 2);
   CHECK(contains(one.detail, "τ = 0.001; "));
+}
+
+TEST_CASE("verify polish: the start is the truth with every Θ_i and W_i moved by polish_perturbation of its norm", "[verify][polish]") {
+  // The stated start, built here: Θ_i += ε‖Θ_i‖ G/‖G‖ and W_i += ε‖W_i‖ H/‖H‖ with G, H the
+  // Gaussian matrices of (seed, verify stream, i, 0) and (…, i, 1); verify's row from its own
+  // start must be the row check_polish gives from this one.
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  VerifyOptions o;
+  o.polish_samples = 32;
+  o.polish_perturbation = 1e-3;
+  Layer start = inst.layer;
+  for (size_t i = 0; i < start.heads.size(); ++i) {
+    auto& h = start.heads[i];
+    const MatD g = gaussian_matrix(o.seed, Stream::verify, i, 0, inst.d());
+    const MatD w = gaussian_matrix(o.seed, Stream::verify, i, 1, inst.d());
+    h.theta += o.polish_perturbation * h.theta.norm() / g.norm() * g;
+    h.w += o.polish_perturbation * h.w.norm() / w.norm() * w;
+  }
+  const Comparison row = verify_instance(inst, {"polish"}, o)[0];
+  const SampleOracle oracle(inst, o.seed, Stream::inputs);
+  const Comparison expected = check_polish(start, oracle, 0, 32);
+  INFO(row.detail);
+  CHECK(row.detail == expected.detail);  // E (fast and reference) at the start and after the step
+  CHECK(row.max_difference == expected.max_difference);
+  // Test of the tester: the details tell starts apart (the truth itself gives another row).
+  CHECK(check_polish(inst.layer, oracle, 0, 32).detail != expected.detail);
 }
