@@ -24,6 +24,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 #include <algorithm>
@@ -610,4 +611,40 @@ TEST_CASE("verify polish: the start is the truth with every Θ_i and W_i moved b
   CHECK(row.max_difference == expected.max_difference);
   // Test of the tester: the details tell starts apart (the truth itself gives another row).
   CHECK(check_polish(inst.layer, oracle, 0, 32).detail != expected.detail);
+}
+
+TEST_CASE("verify 6: the net's domain is the true hull, the mean of the Θ_i and the orthonormalised Θ_i − Θ_1", "[verify][stage6]") {
+  const Instance inst = mha::test::generated_instance(5, 2, 3, 2.0, 5);  // m = 3: a two-dimensional hull
+  VerifyOptions o;
+  o.w_samples = 64;
+  o.net_samples = 64;
+  o.net_max_tuples = 50;
+  const int m = inst.layer.m(), n = inst.d() * inst.d();
+  auto flat = [](const MatD& t) { return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(t.data(), t.size())); };
+  Eigen::VectorXd point = Eigen::VectorXd::Zero(n);
+  std::vector<MatD> thetas;
+  for (const auto& h : inst.layer.heads) {
+    thetas.push_back(h.theta);
+    point += flat(h.theta / double(m));
+  }
+  Eigen::MatrixXd spread(n, m - 1);
+  for (int i = 1; i < m; ++i) spread.col(i - 1) = flat(thetas[i]) - flat(thetas[0]);
+  const Eigen::MatrixXd directions =
+      (Eigen::HouseholderQR<Eigen::MatrixXd>(spread).householderQ() * Eigen::MatrixXd::Identity(n, m - 1)).transpose();
+  NetOptions no;
+  no.train_samples = no.validation_samples = o.net_samples;
+  no.max_tuples = o.net_max_tuples;
+  const SampleOracle oracle(inst, o.seed, Stream::inputs);
+  const Comparison expected = check_stage6(oracle, thetas, 0, o.w_samples, point, directions, no);
+  const Comparison row = verify_instance(inst, {"6"}, o)[0];
+  INFO(row.detail);
+  REQUIRE(row.parts.size() == expected.parts.size());
+  for (size_t i = 0; i < row.parts.size(); ++i) {
+    INFO(row.parts[i].name << ": " << row.parts[i].detail);
+    CHECK(row.parts[i].detail == expected.parts[i].detail);
+    CHECK(row.parts[i].compared == expected.parts[i].compared);
+  }
+  // Test of the tester: another domain (the hull's first direction alone) gives another net.
+  const Comparison other = check_stage6(oracle, thetas, 0, o.w_samples, point, directions.topRows(1), no);
+  CHECK(other.parts.back().detail != expected.parts.back().detail);
 }
