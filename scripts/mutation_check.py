@@ -62,6 +62,8 @@ TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time wi
 
 _THREADS = ("the thread count of a draw: each sample's inputs and labels are computed on their own, the same "
             "bytes for any count (tests/model/test_forward.cpp; 0 threads is OpenMP's default count)")
+_POLISH_W = ("verify's polishing start: the perturbation of the W_i only; polish_iteration replaces the start's "
+             "W by W(Θ) (stages/polish/polish.hpp), so no W of the start reaches the polish row")
 _MPFR_TERM = ("a change inside the MPFR reference's own error term of a membership band, (n + c)·2^-bits·S with "
               "bits >= 128, beside the double band >= u·S: below half an ulp of it for n < 2^21, so the band "
               "rounds to the same double")
@@ -104,6 +106,11 @@ EQUIVALENT = {
     'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|2': _THREADS,
     'src/stages/polish/check.cpp|check_polish|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/polish/check.cpp|check_polish|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/verify/verify.cpp|perturbed|constant-x10|1|(1 * 10)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|constant-x0.1|1|(1 / 10)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm()|(relative)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm()|(h.w.norm())|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm() / dw.norm()|(relative * h.w.norm())|1': _POLISH_W,
     # the MPFR reference's own error in the membership bands: (n + 4)·2^-128·S beside a double band
     # of at least u·S (tolerance.cpp, slab_membership_band, ball_membership_band) is below half an
     # ulp of it for n < 2^21, so the band is the same double with or without it, or with it changed
