@@ -125,3 +125,37 @@ TEST_CASE("a row as JSON and back: every precision, NaN as null, the verdict and
                   }()),
                   std::invalid_argument);
 }
+
+TEST_CASE("record: an exact zero against a bound of 0 is ratio 0, so a later item beyond its bound is the one kept", "[comparison]") {
+  ComparisonItems c;
+  c.record(0.0, 0.0);  // an exact zero on both paths with no rounding to allow for
+  CHECK(c.slack == 0.0);  // not the NaN of 0/0
+  CHECK(c.agree);
+  c.record(1e-3, 1e-6);  // then an item beyond its bound: it is the row's largest ratio
+  CHECK(c.max_difference == 1e-3);
+  CHECK(c.bound == 1e-6);
+  CHECK(c.slack == 1e-3 / 1e-6);
+  CHECK_FALSE(c.agree);
+  // Test of the tester: the keeping rule with the ratio as it was (0/0 = NaN) names the
+  // exact zero as the largest item of a row that disagrees.
+  struct Kept {
+    bool first = true;
+    double slack = 0, difference = 0;
+  };
+  auto keep = [](Kept& k, double difference, double bound, bool zero_ratio) {
+    const double ratio = zero_ratio && difference == 0 ? 0.0 : difference / bound;
+    if (k.first || ratio > k.slack || !(ratio == ratio)) {
+      k.slack = ratio;
+      k.difference = difference;
+    }
+    k.first = false;
+  };
+  Kept old, fixed;
+  for (auto [difference, bound] : {std::pair{0.0, 0.0}, std::pair{1e-3, 1e-6}}) {
+    keep(old, difference, bound, false);
+    keep(fixed, difference, bound, true);
+  }
+  CHECK(old.difference == 0.0);
+  CHECK(std::isnan(old.slack));
+  CHECK(fixed.difference == 1e-3);
+}
