@@ -57,7 +57,7 @@ class ZeroLabels : public SampleSource {
   const SampleSource& inner_;
 };
 
-const ComparisonPart& part_named(const Comparison& row, const std::string& name) {
+const ComparisonPart& part_of_row(const Comparison& row, const std::string& name) {
   const auto it = std::find_if(row.parts.begin(), row.parts.end(), [&](const ComparisonPart& p) { return p.name == name; });
   REQUIRE(it != row.parts.end());
   return *it;
@@ -138,8 +138,8 @@ TEST_CASE("polishing's check: its own sample count when none is given, no sample
   for (const bool dense : {true, false}) {
     model.dense = dense;
     const Comparison by_model = check_polish_iteration(model);
-    INFO(part_named(by_model, "gradient").detail);
-    CHECK(contains(part_named(by_model, "gradient").detail, dense ? "(dense model" : "(matrix-free model"));
+    INFO(part_of_row(by_model, "gradient").detail);
+    CHECK(contains(part_of_row(by_model, "gradient").detail, dense ? "(dense model" : "(matrix-free model"));
   }
 
   PolishIteration empty;  // no samples, a finite objective
@@ -197,7 +197,7 @@ TEST_CASE("polishing's accepted step: a rise of E_ref beyond each bound but with
   const Comparison c = check_polish_iteration(it);
   INFO(c.detail);
   CHECK(c.agree);
-  const ComparisonPart& decision = part_named(c, "accepted step");
+  const ComparisonPart& decision = part_of_row(c, "accepted step");
   CHECK(decision.compared == 1);
   CHECK(decision.undecided == 1);  // within the band of the two bounds' sum: not decided
   CHECK(decision.agree);
@@ -348,19 +348,19 @@ TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ unde
     const Comparison c = s.check(o);
     INFO(c.detail);
     CHECK_FALSE(disagrees(c));
-    const ComparisonPart& slabs = part_named(c, "body slabs");
+    const ComparisonPart& slabs = part_of_row(c, "body slabs");
     const int slab_count = slabs.compared / 3;  // centre, width and normal per slab
     REQUIRE(slab_count >= 1);
     CHECK(contains(slabs.detail, std::to_string(slab_count) + " slabs of " + std::to_string(slab_count) +
                                      " rows both paths certify; 0 rows certified on one path only or undecided"));
     CHECK_FALSE(contains(slabs.detail, "different number"));
-    const ComparisonPart& membership = part_named(c, "body membership");
+    const ComparisonPart& membership = part_of_row(c, "body membership");
     INFO(membership.detail);
     CHECK(membership.compared == 2 + 1 + 4 * 4);
     CHECK(membership.undecided == 2 * 4);
     CHECK(contains(membership.detail, "19 points (the true Θ_i, the fast centre, 4 rays × 4 offsets around the boundary): "
                                       "reference inside 7, outside 4, undecided 8; disagreements 0"));
-    const ComparisonPart& widths = part_named(c, "body widths");
+    const ComparisonPart& widths = part_of_row(c, "body widths");
     INFO(widths.detail);
     CHECK(widths.compared == std::min(4, slab_count) + 1 + 3);
     CHECK(contains(widths.detail, std::to_string(std::min(4, slab_count)) + " slab normals, the true hull direction, 3 random"));
