@@ -17,6 +17,8 @@ that cannot change any result, each with the reason.
                                                    build the schema tree, run every mutant, write
                                                    DIR/results.json; --full puts the survivors of the
                                                    targeted tests through unit_tests and property_tests
+                                                   [--survivors] [--limit N]: only the survivors of an
+                                                   earlier run judged again (after new tests); at most N mutants
   scripts/mutation_check.py --report [--work DIR]  the table of docs/mutation.md from results.json
   scripts/mutation_check.py --self-test            the generator on a small file: each operator's
                                                    mutants, the schema compiled and selected (CTest)
@@ -58,9 +60,76 @@ TARGETED_PROGRAM = "verdict_tests"
 FULL_PROGRAMS = ("unit_tests", "property_tests")
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time without a mutant, at least 60 s
 
+_THREADS = ("the thread count of a draw: each sample's inputs and labels are computed on their own, the same "
+            "bytes for any count (tests/model/test_forward.cpp; 0 threads is OpenMP's default count)")
+_POLISH_W = ("verify's polishing start: the perturbation of the W_i only; polish_iteration replaces the start's "
+             "W by W(Θ) (stages/polish/polish.hpp), so no W of the start reaches the polish row")
+_MPFR_TERM = ("a change inside the MPFR reference's own error term of a membership band, (n + c)·2^-bits·S with "
+              "bits >= 128, beside the double band >= u·S: below half an ulp of it for n < 2^21, so the band "
+              "rounds to the same double")
+
 # Mutants that cannot change any result, by their key (file|function|operator|original|
 # replacement|n, as --list prints it), each with the reason.
 EQUIVALENT = {
+    # comparison.cpp
+    "src/numeric/comparison.cpp|items_undecided|relational-flip|c.compared > 0|(c.compared) >= (0)|1":
+        "items_undecided is called only by verdict(part), after `p.compared == 0` has returned \"not compared\"",
+    "src/numeric/comparison.cpp|record|relational-negate|!(difference <= item_bound)|(difference) > (item_bound)|1":
+        "both operands are finite here: a finite difference against a bound that is not finite returned "
+        "undecided above, and a difference that is not finite disagrees by the `|| !std::isfinite(difference)` "
+        "of the same line (the NaN case N1 needs both changes)",
+    "src/numeric/comparison.cpp|side_of|relational-negate|!(band >= 0)|(band) < (0)|1":
+        "differs only for a NaN band, which the next line's `!(|value - threshold| > band)` also returns "
+        "as undecided",
+    "src/numeric/comparison.cpp|side_of|relational-negate|!(std::abs(value - threshold) > band)|(std::abs(value - threshold)) <= (band)|1":
+        "value and threshold are finite and band is not NaN here (the line above), so |value - threshold| "
+        "(+inf at worst, on overflow) and band are ordered: `!(a > b)` is `a <= b`",
+    "src/numeric/comparison.cpp|side_of|relational-flip|value > threshold|(value) >= (threshold)|1":
+        "reached only when |value - threshold| > band >= 0, so value != threshold",
+    'src/stages/stage2/body_check.cpp|exit_along|relational-flip|c1 > 0|(c1) >= (0)|1':
+        "c1 == 0 was skipped by the `continue` just above, so c1 > 0 and c1 >= 0 agree",
+    'src/stages/stage2/body_check.cpp|exit_along|constant-x10|1|(1 * 10)|1':
+        "the ball's exit index -1 made -10: it is only ever tested as `e.slab >= 0`",
+    'src/numeric/tolerance.cpp|gamma|relational-flip|nu < 1.0|(nu) <= (1.0)|1':
+        "gamma at nu = 1 exactly: nu/(1 - nu) = 1/0 is +inf, the value the other branch returns",
+    # a draw's thread count: every sample's inputs and labels are computed on their own, the same bytes
+    # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
+    'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage2/check.cpp|certification_rows|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|3': _THREADS,
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|3': _THREADS,
+    'src/stages/stage6/check.cpp|w_design|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage6/check.cpp|w_design|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|2': _THREADS,
+    'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|2': _THREADS,
+    'src/stages/polish/check.cpp|check_polish|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/stages/polish/check.cpp|check_polish|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/verify/verify.cpp|perturbed|constant-x10|1|(1 * 10)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|constant-x0.1|1|(1 / 10)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm()|(relative)|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm()|(h.w.norm())|1': _POLISH_W,
+    'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm() / dw.norm()|(relative * h.w.norm())|1': _POLISH_W,
+    # the MPFR reference's own error in the membership bands: (n + 4)·2^-128·S beside a double band
+    # of at least u·S (tolerance.cpp, slab_membership_band, ball_membership_band) is below half an
+    # ulp of it for n < 2^21, so the band is the same double with or without it, or with it changed
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x10|4|(4 * 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x0.1|4|(4 / 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 4|(n)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 4|(4)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b)|(abs_dot)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b)|(std::abs(slabs[r].b))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b) + slabs[r].eta|(abs_dot + std::abs(slabs[r].b))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|abs_dot + std::abs(slabs[r].b) + slabs[r].eta|(slabs[r].eta)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|tol::slab_membership_band(abs_dot, std::abs(slabs[r].b), slabs[r].eta, n, rb.centre_bound, rb.width_bound, rb.normal_bound, theta_max) + tol::reference_relative_error(bits, n + 4) * (abs_dot + std::abs(slabs[r].b) + slabs[r].eta)|(tol::slab_membership_band(abs_dot, std::abs(slabs[r].b), slabs[r].eta, n, rb.centre_bound, rb.width_bound, rb.normal_bound, theta_max))|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x10|2|(2 * 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|constant-x0.1|2|(2 / 10)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 2|(n)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|n + 2|(2)|1': _MPFR_TERM,
+    'src/stages/stage2/body_check.cpp|membership_side|term-dropped|tol::ball_membership_band(norm, radius, n) + tol::reference_relative_error(bits, n + 2) * norm|(tol::ball_membership_band(norm, radius, n))|1': _MPFR_TERM,
 }
 
 # (id, file, old, new, what, unit_tests spec, property_tests spec or None)
@@ -399,26 +468,33 @@ def cmd_run(a):
     if moved:
         sys.exit(f"{', '.join(moved)} changed since the schemata were made: run with --fresh")
     mutants = json.loads((work / "mutants.json").read_text())
-    start, cpu0 = time.time(), os.times()
+    start, cpu0, judged = time.time(), os.times(), 0
     for m in mutants:
         sid = str(m["id"])
-        if m["file"] not in a.files:
+        if m["file"] not in a.files or (a.ids and m["id"] not in a.ids):
             continue
         if m["key"] in EQUIVALENT:
             results[sid] = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
             continue
         old = results.get(sid)
-        if old and old["status"].startswith("killed (") and not a.again:
+        if a.survivors:
+            if not old or old["status"] not in ("survived", "not reached"):
+                continue
+        elif old and old["status"].startswith("killed (") and not a.again:
             continue
-        if old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
+        elif old and old.get("full", False) >= a.full and not a.again and not (a.golden and old["status"] != "killed by golden only"):
             continue
+        if a.limit and judged >= a.limit:
+            break
+        judged += 1
         results[sid] = judge(tree, work, m, a.full, a.golden)
         print(f"{sid}\t{results[sid]['status']}\t{m['file']}:{m['line']}\t{m['operator']}\t{m['original'][:60]}",
               flush=True)
         results_path.write_text(json.dumps(results, indent=1))
     cpu = os.times()
     (work / "run_seconds").write_text(
-        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s\n")
+        f"wall {time.time() - start:.0f} s, children's CPU {cpu.children_user - cpu0.children_user + cpu.children_system - cpu0.children_system:.0f} s,"
+        f" {judged} mutants judged\n")
     results_path.write_text(json.dumps(results, indent=1))
     return cmd_report(a)
 
@@ -611,11 +687,17 @@ def main():
     p.add_argument("--full", action="store_true", help="survivors of the verdict tests through the full suites")
     p.add_argument("--golden", action="store_true", help="survivors through the golden outputs (not counted as killed)")
     p.add_argument("--again", action="store_true", help="judge every selected mutant again (after new tests)")
+    p.add_argument("--survivors", action="store_true",
+                   help="judge again only the selected mutants that survived or were not reached (after new tests)")
+    p.add_argument("--limit", type=int, default=0, help="judge at most this many mutants (0: all; to time a file)")
+    p.add_argument("--ids", default="", help="only these mutant ids: comma-separated ids and ranges (12,40-45)")
     p.add_argument("--fresh", action="store_true", help="regenerate and rebuild the schema tree, forget results")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--only", default="")
     a = p.parse_args()
     a.files = [f for f in a.files.split(",") if f]
+    a.ids = {i for part in a.ids.split(",") if part
+             for i in (range(int(part.split("-")[0]), int(part.split("-")[1]) + 1) if "-" in part[1:] else [int(part)])}
     if a.check_snippets:
         stale = stale_snippets()
         for line in stale:

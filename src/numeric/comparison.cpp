@@ -66,7 +66,9 @@ void ComparisonItems::record(double difference, double item_bound) {
     ++undecided;
     return;
   }
-  const double ratio = std::isfinite(difference) ? difference / item_bound : std::abs(difference);
+  // An exact zero is within any bound, 0 included: its ratio is 0, not the NaN of 0/0,
+  // which would be kept as the largest ratio in place of a later item beyond its bound.
+  const double ratio = !std::isfinite(difference) ? std::abs(difference) : difference == 0 ? 0.0 : difference / item_bound;
   const bool first = max_difference == 0 && bound == 0 && slack == 0;  // no item kept yet
   if (first || ratio > slack || !(ratio == ratio)) {
     slack = ratio;

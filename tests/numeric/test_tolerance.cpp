@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 namespace tol = mha::tolerance;
 
@@ -29,6 +30,8 @@ TEST_CASE("unit roundoffs and evaluation factors equal their definitions", "[tol
   // γ_n at the edge of its domain: n u = 1 − 2⁻⁵³·… is finite, n u ≥ 1 is +inf.
   CHECK(std::isfinite(tol::gamma((1LL << 53) - 1)));
   CHECK(std::isinf(tol::gamma(1LL << 53)));
+  CHECK(tol::gamma(1LL << 54) == std::numeric_limits<double>::infinity());  // nu = 2: no bound, not nu/(1 − nu) = −2
+  CHECK(tol::gamma(3, 0.5) == std::numeric_limits<double>::infinity());
   check_value(tol::gamma(1000, std::ldexp(1.0, -40)), 1000 * std::ldexp(1.0, -40) / (1 - 1000 * std::ldexp(1.0, -40)));
 }
 

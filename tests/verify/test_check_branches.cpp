@@ -208,6 +208,24 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
   };
   CHECK(proxy(rows.at("3")) == 1);
   for (const Comparison& c : rows.at("5")) CHECK(c.compared > 0);
+  // The selected round's diagnostics, each against its stated threshold (a warning, never a verdict).
+  const auto diagnostic = [&](const std::string& name) {
+    const auto& all = run.report.diagnostics;
+    const auto it = std::find_if(all.begin(), all.end(), [&](const Diagnostic& g) { return g.name == name; });
+    REQUIRE(it != all.end());
+    return *it;
+  };
+  const Diagnostic far = diagnostic("proxy against the minimum-norm point of K");
+  INFO(far.detail);
+  CHECK(far.stage == "3");
+  const double distance = std::stod(far.detail.substr(far.detail.find(" = ") + 3));
+  CHECK(far.warning == (distance > 0.1));
+  CHECK(far.detail.find("for the least-squares centre x0 the learner uses (warning above 0.1)") != std::string::npos);
+  const Diagnostic thin = diagnostic("body thin across the hull");
+  INFO(thin.detail);
+  CHECK(thin.stage == "5");
+  CHECK(thin.warning == (thin.detail.find(": not thin") != std::string::npos));
+  CHECK(thin.detail.find("(m − 1 = 1)") != std::string::npos);
   const auto [below, gated] = rows_of(35);  // one below d²: the QP and the MPFR SVD say "not run"
   for (const std::string stage : {"3", "5"}) {
     const auto& stage_rows = gated.at(stage);
