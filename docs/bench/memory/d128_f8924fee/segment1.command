@@ -1,0 +1,1 @@
+/usr/bin/time -f %e %U %S %M -o /work/runs/d128_f8924fee/segment1.time /work/runs/d128_f8924fee/mhalearn learn /work/main/docs/bench/memory/d128_f8924fee/d128_k2_m2_scale6_seed1.instance.json --seed 1 --threads 2 --no-reference --checkpoint /work/runs/d128_f8924fee/checkpoint --report /work/runs/d128_f8924fee/report.json
