@@ -209,8 +209,8 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
   CHECK(proxy(rows.at("3")) == 1);
   for (const Comparison& c : rows.at("5")) CHECK(c.compared > 0);
   // The selected round's diagnostics, each against its stated threshold (a warning, never a verdict).
-  const auto diagnostic = [&](const std::string& name) {
-    const auto& all = run.report.diagnostics;
+  const std::vector<Diagnostic>& all = run.report.diagnostics;  // clang 14 cannot capture a structured binding
+  const auto diagnostic = [&all](const std::string& name) {
     const auto it = std::find_if(all.begin(), all.end(), [&](const Diagnostic& g) { return g.name == name; });
     REQUIRE(it != all.end());
     return *it;
