@@ -100,6 +100,14 @@ EQUIVALENT = {
     'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|3': _THREADS,
     'src/stages/stage3/selection_check.cpp|compare_selection|constant-x0.1|1|(1 / 10)|3': _THREADS,
+    'src/stages/stage3/selection_check.cpp|reference_margin|constant-x0.1|1|(1 / 10)|1':
+        "the argmax loop started at b = 0 instead of 1: it compares logits[0] > logits[0] first, which is false",
+    'src/stages/stage3/selection_check.cpp|compare_selection|relational-flip|prefix > 0|(prefix) >= (0)|1':
+        "differs only at prefix 0, where the mutant draws an empty batch and loops over none of it "
+        "(tests/verify/test_selection_check.cpp runs prefix 0 and sees the same part)",
+    'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|2':
+        "a later event's draw of 10 samples from e.sample instead of 1: only sample(0), the event's own sample, "
+        "is read, and each sample's inputs are drawn on their own (the same bytes whatever the count)",
     'src/stages/stage6/check.cpp|w_design|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/stage6/check.cpp|w_design|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|1': _THREADS,

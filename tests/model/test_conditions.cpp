@@ -54,6 +54,15 @@ void require_finite(const ConditionReport& r) {
   }
 }
 
+// A d × d matrix of random ±1 entries: an arithmetic Θ (every logit on a lattice).
+MatD random_signs(int d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  MatD s(d, d);
+  for (Eigen::Index r = 0; r < d; ++r)
+    for (Eigen::Index c = 0; c < d; ++c) s(r, c) = (rng() & 1) ? 1.0 : -1.0;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("random Gaussian instance passes every check", "[conditions]") {
@@ -141,11 +150,7 @@ TEST_CASE("scaled identity fails the diagonal check", "[conditions]") {
 TEST_CASE("arithmetic attention matrices fail non_arithmetic", "[conditions]") {
   SECTION("all entries ±1 with random signs") {
     Instance inst = random_instance(16, 2, 1, 17);
-    std::mt19937_64 rng(5);
-    MatD s(16, 16);
-    for (Eigen::Index r = 0; r < 16; ++r)
-      for (Eigen::Index c = 0; c < 16; ++c) s(r, c) = (rng() & 1) ? 1.0 : -1.0;
-    inst.layer.heads[0].theta = s;
+    inst.layer.heads[0].theta = random_signs(16, 5);
     const ConditionReport r = check_conditions(inst);
     const auto& na = get(r, "theta_non_arithmetic");
     CHECK_FALSE(na.pass);
@@ -218,11 +223,7 @@ TEST_CASE("arithmetic attention matrices fail non_arithmetic", "[conditions]") {
 // fix) fails this case.
 TEST_CASE("non_arithmetic on Gaussian inputs reads the Gaussian logit", "[conditions]") {
   Instance inst = random_instance(16, 2, 2, 17);
-  std::mt19937_64 rng(5);
-  MatD s(16, 16);
-  for (Eigen::Index r = 0; r < 16; ++r)
-    for (Eigen::Index c = 0; c < 16; ++c) s(r, c) = (rng() & 1) ? 1.0 : -1.0;
-  inst.layer.heads[1].theta = s;
+  inst.layer.heads[1].theta = random_signs(16, 5);
   REQUIRE_FALSE(get(check_conditions(inst), "theta_non_arithmetic").pass);  // Boolean: atoms of order 1/d
   inst.inputs = InputKind::gaussian;
   const ConditionReport g = check_conditions(inst);

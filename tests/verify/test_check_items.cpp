@@ -8,6 +8,7 @@
 // E_ref between one bound and the sum is undecided, not a disagreement.
 #include "instances.hpp"
 #include "data/oracle.hpp"
+#include "model/forward_error.hpp"
 #include "stages/polish/check.hpp"
 #include "stages/polish/reference.hpp"
 #include "stages/stage1/check.hpp"
@@ -380,9 +381,26 @@ TEST_CASE("stage 6's design: each sample's rows [A_1 X, …, A_m X] beside its o
   REQUIRE(w.labels.rows() == 6 * 3);
   MatD stacked(2 * 5, 5);
   stacked << inst.layer.heads[0].w, inst.layer.heads[1].w;
+  // F(X) = Σ_i A_i X W_i on both routes: the design route fl(D̂ W) and the oracle's fast
+  // forward pass are each within their a-priori bound of the exact F(X) (model/forward_error.hpp,
+  // proofs/forward_error_bound.md), so they differ by at most the sum, entrywise.
   const MatD residual = w.design * stacked - w.labels;
-  CHECK(residual.cwiseAbs().maxCoeff() <= 1e-12 * (1 + w.labels.cwiseAbs().maxCoeff()));  // F(X) = Σ_i A_i X W_i
   const LabelledBatch batch = oracle.draw(4, 6, 1);
+  for (int s = 0; s < 6; ++s) {
+    const MatD x = batch.x.sample(s);
+    const MatD bound = design_route_error_bound(inst.layer, x) + forward_error_bound(inst.layer, x);
+    CHECK((residual.middleRows(s * 3, 3).cwiseAbs().array() <= bound.array()).all());
+  }
+  // The bound's tester: W_1 off by one part in 10⁶ leaves some row beyond it.
+  MatD off = stacked;
+  off.topRows(5) *= 1 + 1e-6;
+  const MatD off_residual = w.design * off - w.labels;
+  bool beyond = false;
+  for (int s = 0; s < 6; ++s) {
+    const MatD bound = design_route_error_bound(inst.layer, batch.x.sample(s)) + forward_error_bound(inst.layer, batch.x.sample(s));
+    beyond = beyond || (off_residual.middleRows(s * 3, 3).cwiseAbs().array() > bound.array()).any();
+  }
+  CHECK(beyond);
   for (int s = 0; s < 6; ++s)
     for (int t = 0; t < 3; ++t)
       for (int c = 0; c < 5; ++c) CHECK(w.labels(s * 3 + t, c) == batch.y[(s * 3 + t) * 5 + c]);  // sample s, token t, column c
