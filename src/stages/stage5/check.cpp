@@ -20,6 +20,35 @@ namespace {
 namespace tol = mha::tolerance;
 constexpr double kU = tol::kDoubleUnitRoundoff;
 
+}  // namespace
+
+// max(·, floor) is monotone, the ratio increasing in its numerator and decreasing in its
+// denominator, so each ratio ranges over [lo_j, hi_j]; 1 ∓ 2u covers the division's and
+// the fast rule's own rounding of each ratio.
+std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
+                                         int m, double min_gap) {
+  const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
+  const double tiny = std::numeric_limits<double>::min();
+  const double floor_lo = std::max(threshold - e_threshold, tiny), floor_hi = std::max(threshold + e_threshold, tiny);
+  std::vector<double> lo(window, 0), hi(window, 0);
+  bool any_may_pass = false;
+  for (Eigen::Index j = 1; j < window; ++j) {
+    lo[j] = std::max(s(j) - e, floor_lo) / std::max(s(j - 1) + e, floor_hi) * (1 - 2 * kU);
+    hi[j] = std::max(s(j) + e, floor_hi) / std::max(s(j - 1) - e, floor_lo) * (1 + 2 * kU);
+    any_may_pass |= hi[j] >= min_gap;
+  }
+  if (!any_may_pass) return 0;
+  for (Eigen::Index j = 1; j < window; ++j) {
+    if (lo[j] < min_gap) continue;
+    bool clear = true;
+    for (Eigen::Index i = 1; i < window; ++i) clear = clear && (i == j || lo[j] > hi[i]);
+    if (clear) return static_cast<int>(j);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 // sin of the largest principal angle between the row spaces of a and b
 // (orthonormal rows): ‖Aᵀ − Bᵀ(B Aᵀ)‖₂, accurate for small angles where acos of
 // the cosine is not. Its rounding (entries of size ≤ 1, 2n-term chains) is below
@@ -50,33 +79,6 @@ Errors errors(const SpanReference& ref, long long rows, long long n, const SpanR
   return {fast * ref.frobenius, std::sqrt(dlambda) + kU * ref.singular_values.maxCoeff()};
 }
 
-// The fast gap rule re-applied to every vector of singular values within `e` of
-// the reference's, and to every threshold within `e_threshold` of its: the
-// dimension when all of them give the same one, else nothing (undecided).
-// max(·, floor) is monotone, the ratio increasing in its numerator and
-// decreasing in its denominator, so each ratio ranges over [lo_j, hi_j].
-std::optional<int> decided_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold, int m,
-                                     double min_gap) {
-  const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
-  const double tiny = std::numeric_limits<double>::min();
-  const double floor_lo = std::max(threshold - e_threshold, tiny), floor_hi = std::max(threshold + e_threshold, tiny);
-  std::vector<double> lo(window, 0), hi(window, 0);
-  bool any_may_pass = false;
-  for (Eigen::Index j = 1; j < window; ++j) {
-    lo[j] = std::max(s(j) - e, floor_lo) / std::max(s(j - 1) + e, floor_hi) * (1 - 2 * kU);
-    hi[j] = std::max(s(j) + e, floor_hi) / std::max(s(j - 1) - e, floor_lo) * (1 + 2 * kU);
-    any_may_pass |= hi[j] >= min_gap;
-  }
-  if (!any_may_pass) return 0;
-  for (Eigen::Index j = 1; j < window; ++j) {
-    if (lo[j] < min_gap) continue;
-    bool clear = true;
-    for (Eigen::Index i = 1; i < window; ++i) clear = clear && (i == j || lo[j] > hi[i]);
-    if (clear) return static_cast<int>(j);
-  }
-  return std::nullopt;
-}
-
 ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m,
                                  const SpanOptions& o) {
   ComparisonPart part;
@@ -87,7 +89,7 @@ ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& re
                                  e.value() + kU * ref.threshold;
   const bool finite = ref.singular_values.allFinite() && std::isfinite(ref.threshold) && std::isfinite(e.value());
   const std::optional<int> decided =
-      finite ? decided_dimension(ref.singular_values, ref.threshold, e.value(), e_threshold, m, o.min_gap) : std::nullopt;
+      finite ? decided_gap_dimension(ref.singular_values, ref.threshold, e.value(), e_threshold, m, o.min_gap) : std::nullopt;
   if (!decided) {
     part.undecided = 1;
     part.detail = "a ratio of the reference's values is within its band of min_gap or of another: undecided";

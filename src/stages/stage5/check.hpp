@@ -23,11 +23,22 @@
 #include "numeric/comparison.hpp"
 #include "stages/stage5/span.hpp"
 
+#include <optional>
+
 namespace mha {
 
 // `fast` is find_span's (or a replacement's) result on `body` with m heads; a
 // centre the streamed method computed (fast.centre_method) is compared with
 // tolerance::streamed_svd_backward_error at its own ρ (fast.free_basis_residual).
 Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, const SpanOptions& options);
+
+// The dimension part's decision: the fast gap rule (gap_dimension) re-applied to every
+// vector of singular values within `e` of `s` and every rank threshold within
+// `e_threshold` of `threshold`. Returns the dimension when all of them give the same
+// one, 0 when none of them can pass min_gap, and nothing (undecided) otherwise.
+// (tests/stages/test_stage5_gap_rule.cpp: soundness against gap_dimension on
+// perturbed values, exactness at e = 0.)
+std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
+                                         int m, double min_gap);
 
 }  // namespace mha

@@ -1,0 +1,149 @@
+// Stage 5's dimension part (stages/stage5/check.hpp, decided_gap_dimension): the fast
+// gap rule re-applied to every vector of singular values within e of the reference's.
+//   soundness: a decided dimension is what gap_dimension gives on every perturbed
+//              vector s + σe (σ_j ∈ {−1, 0, 1}) and threshold within e_threshold;
+//   exactness: with e = 0 and e_threshold = 0 it is gap_dimension's own answer;
+//   no needless doubt: when every ratio's interval [lo_j, hi_j] (exact interval rule,
+//              without the rounding allowance) is clear of min_gap and of the others
+//              by a relative 1e−9, it decides, and as the interval rule says.
+// Values are drawn near the rule's edges: ratios near min_gap, thresholds among the
+// values, errors from 1e−7 to 1e−1 of the values.
+#include "property.hpp"
+#include "stages/stage5/check.hpp"
+#include "stages/stage5/span.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+using namespace mha;
+
+namespace {
+
+constexpr double kMinGap = 10;
+
+struct GapCase {
+  Eigen::VectorXd s;  // ascending
+  double threshold = 0, e = 0, e_threshold = 0;
+  int m = 1;
+};
+
+std::ostream& operator<<(std::ostream& os, const GapCase& c) {
+  os << "m = " << c.m << ", threshold " << c.threshold << " ± " << c.e_threshold << ", e = " << c.e << ", s =";
+  for (Eigen::Index j = 0; j < c.s.size(); ++j) os << " " << c.s(j);
+  return os;
+}
+
+double uniform(double lo, double hi) { return lo + (hi - lo) * *rc::gen::inRange(0, 1 << 20) / double(1 << 20); }
+
+GapCase draw_case() {
+  GapCase c;
+  c.m = *rc::gen::inRange(1, 4);
+  const int n = *rc::gen::inRange(2, 2 * c.m + 4);
+  c.s.resize(n);
+  c.s(0) = std::pow(10.0, uniform(-3, 0));
+  for (int j = 1; j < n; ++j) {
+    const int kind = *rc::gen::inRange(0, 3);
+    const double ratio = kind == 0 ? uniform(1, 2) : kind == 1 ? kMinGap * uniform(0.9, 1.1) : kMinGap * uniform(2, 100);
+    c.s(j) = c.s(j - 1) * ratio;
+  }
+  const int at = *rc::gen::inRange(0, n);
+  c.threshold = *rc::gen::inRange(0, 3) == 0 ? 0.0 : c.s(at) * uniform(0.5, 2);
+  c.e = c.s(*rc::gen::inRange(0, n)) * std::pow(10.0, uniform(-7, -1));
+  c.e_threshold = c.threshold * std::pow(10.0, uniform(-7, -1));
+  return c;
+}
+
+int fast_rule(const Eigen::VectorXd& s, double threshold, int m) {
+  double gap = 0;
+  return gap_dimension(s, threshold, m, kMinGap, gap);
+}
+
+using Decider = std::optional<int> (*)(const Eigen::VectorXd&, double, double, double, int, double);
+
+// Soundness: a decided dimension survives every perturbation within the errors.
+void check_sound(Decider decide) {
+  const GapCase c = draw_case();
+  RC_LOG() << c;
+  RC_TAG(c.m);
+  const std::optional<int> decided = decide(c.s, c.threshold, c.e, c.e_threshold, c.m, kMinGap);
+  if (!decided) return;
+  for (int trial = 0; trial < 64; ++trial) {
+    Eigen::VectorXd s = c.s;
+    for (Eigen::Index j = 0; j < s.size(); ++j) s(j) = std::max(0.0, s(j) + c.e * *rc::gen::inRange(-1, 2));
+    const double threshold = std::max(0.0, c.threshold + c.e_threshold * *rc::gen::inRange(-1, 2));
+    RC_ASSERT(fast_rule(s, threshold, c.m) == *decided);
+  }
+}
+
+std::optional<int> ignores_errors(const Eigen::VectorXd& s, double threshold, double, double, int m, double min_gap) {
+  return decided_gap_dimension(s, threshold, 0, 0, m, min_gap);
+}
+
+// The exact interval rule: each ratio's interval over the perturbed values and thresholds.
+struct Interval {
+  double lo, hi;
+};
+std::vector<Interval> intervals(const GapCase& c) {
+  const Eigen::Index window = std::min<Eigen::Index>(c.s.size(), 2 * Eigen::Index{c.m} + 1);
+  const double tiny = std::numeric_limits<double>::min();
+  const double floor_lo = std::max(c.threshold - c.e_threshold, tiny), floor_hi = std::max(c.threshold + c.e_threshold, tiny);
+  std::vector<Interval> out;
+  for (Eigen::Index j = 1; j < window; ++j)
+    out.push_back({std::max(c.s(j) - c.e, floor_lo) / std::max(c.s(j - 1) + c.e, floor_hi),
+                   std::max(c.s(j) + c.e, floor_hi) / std::max(c.s(j - 1) - c.e, floor_lo)});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stage 5's decided dimension: sound under every perturbation within its errors", "[verify][stage5][property]") {
+  mha::test::property("decided_gap_dimension: sound against gap_dimension on perturbed values", 400,
+                      [] { check_sound(decided_gap_dimension); });
+  mha::test::property_rejects("a decision that ignores the errors is not sound", 400,
+                              [] { check_sound(ignores_errors); });
+}
+
+TEST_CASE("stage 5's decided dimension: exact at zero errors, decided wherever the intervals are clear",
+          "[verify][stage5][property]") {
+  mha::test::property("decided_gap_dimension at e = 0 is gap_dimension", 400, [] {
+    GapCase c = draw_case();
+    c.e = c.e_threshold = 0;
+    RC_LOG() << c;
+    // Ratios within 1e−12 of min_gap or of each other may be undecided (the rounding allowance).
+    const std::vector<Interval> r = intervals(c);
+    for (std::size_t j = 0; j < r.size(); ++j) {
+      RC_PRE(std::abs(r[j].lo / kMinGap - 1) > 1e-12);
+      for (std::size_t i = 0; i < j; ++i) RC_PRE(std::abs(r[j].lo / r[i].lo - 1) > 1e-12);
+    }
+    const std::optional<int> decided = decided_gap_dimension(c.s, c.threshold, 0, 0, c.m, kMinGap);
+    RC_ASSERT(decided.has_value());
+    RC_ASSERT(*decided == fast_rule(c.s, c.threshold, c.m));
+  });
+  mha::test::property("decided_gap_dimension decides when the exact intervals are clear", 400, [] {
+    const GapCase c = draw_case();
+    RC_LOG() << c;
+    const std::vector<Interval> r = intervals(c);
+    constexpr double kClear = 1 + 1e-9;
+    bool none_may_pass = true;
+    for (const Interval& i : r) none_may_pass = none_may_pass && i.hi * kClear < kMinGap;
+    std::optional<int> expected;
+    if (none_may_pass) expected = 0;
+    for (std::size_t j = 0; j < r.size() && !expected; ++j) {
+      if (!(r[j].lo > kMinGap * kClear)) continue;
+      bool clear = true;
+      for (std::size_t i = 0; i < r.size(); ++i) clear = clear && (i == j || r[j].lo > r[i].hi * kClear);
+      if (clear) expected = static_cast<int>(j) + 1;
+    }
+    // Undecided by the exact rule: some interval within a relative 1e−9 of an edge, or overlapping.
+    bool near_edge = false;
+    for (const Interval& i : r)
+      near_edge = near_edge || std::abs(i.lo / kMinGap - 1) <= 2e-9 || std::abs(i.hi / kMinGap - 1) <= 2e-9;
+    RC_PRE(expected.has_value() && !near_edge);
+    RC_TAG(*expected);
+    RC_ASSERT(decided_gap_dimension(c.s, c.threshold, c.e, c.e_threshold, c.m, kMinGap) == expected);
+  });
+}
