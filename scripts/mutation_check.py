@@ -108,6 +108,10 @@ EQUIVALENT = {
     'src/stages/stage3/selection_check.cpp|compare_selection|constant-x10|1|(1 * 10)|2':
         "a later event's draw of 10 samples from e.sample instead of 1: only sample(0), the event's own sample, "
         "is read, and each sample's inputs are drawn on their own (the same bytes whatever the count)",
+    'src/stages/stage5/check.cpp|decided_gap_dimension|constant-x0.1|1|(1 / 10)|7':
+        "the decision loop started at j = 0: lo[0] stays 0 < min_gap (min_gap > 0), so j = 0 is skipped",
+    'src/stages/stage5/check.cpp|decided_gap_dimension|constant-x0.1|1|(1 / 10)|8':
+        "the separation loop started at i = 0: hi[0] stays 0 and lo[j] >= min_gap > 0 exceeds it",
     'src/stages/stage6/check.cpp|w_design|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/stage6/check.cpp|w_design|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|1': _THREADS,

@@ -39,6 +39,9 @@ std::ostream& operator<<(std::ostream& os, const GapCase& c) {
 
 double uniform(double lo, double hi) { return lo + (hi - lo) * *rc::gen::inRange(0, 1 << 20) / double(1 << 20); }
 
+// Near an edge: 1 ± 10^U(−9, −1), either sign.
+double near_one() { return 1 + (*rc::gen::inRange(0, 2) ? 1 : -1) * std::pow(10.0, uniform(-9, -1)); }
+
 GapCase draw_case() {
   GapCase c;
   c.m = *rc::gen::inRange(1, 4);
@@ -46,14 +49,19 @@ GapCase draw_case() {
   c.s.resize(n);
   c.s(0) = std::pow(10.0, uniform(-3, 0));
   for (int j = 1; j < n; ++j) {
-    const int kind = *rc::gen::inRange(0, 3);
-    const double ratio = kind == 0 ? uniform(1, 2) : kind == 1 ? kMinGap * uniform(0.9, 1.1) : kMinGap * uniform(2, 100);
+    const int kind = *rc::gen::inRange(0, 4);
+    const double ratio = kind == 0 ? uniform(1, 2)
+                         : kind == 1 ? kMinGap * uniform(0.9, 1.1)
+                         : kind == 2 ? kMinGap * near_one()
+                                     : kMinGap * uniform(2, 100);
     c.s(j) = c.s(j - 1) * ratio;
   }
-  const int at = *rc::gen::inRange(0, n);
-  c.threshold = *rc::gen::inRange(0, 3) == 0 ? 0.0 : c.s(at) * uniform(0.5, 2);
-  c.e = c.s(*rc::gen::inRange(0, n)) * std::pow(10.0, uniform(-7, -1));
-  c.e_threshold = c.threshold * std::pow(10.0, uniform(-7, -1));
+  // The threshold: none, among the values, or at a value within a relative 10^−9..10^−1.
+  const int at = *rc::gen::inRange(0, n), kind = *rc::gen::inRange(0, 3);
+  c.threshold = kind == 0 ? 0.0 : kind == 1 ? c.s(at) * uniform(0.5, 2) : c.s(at) * near_one();
+  // The error: relative to a value, so that its ratio's interval reaches the edges.
+  c.e = c.s(*rc::gen::inRange(0, n)) * std::pow(10.0, uniform(-9, -1));
+  c.e_threshold = c.threshold * std::pow(10.0, uniform(-9, -1));
   return c;
 }
 
@@ -146,4 +154,41 @@ TEST_CASE("stage 5's decided dimension: exact at zero errors, decided wherever t
     RC_TAG(*expected);
     RC_ASSERT(decided_gap_dimension(c.s, c.threshold, c.e, c.e_threshold, c.m, kMinGap) == expected);
   });
+}
+
+// The three comparisons of the rule at equality, each placed there on exact inputs (the
+// intervals' ends are the formula's, [lo, hi] = [(s_j − e)/(s_{j−1} + e)·(1 − 2u),
+// (s_j + e)/(s_{j−1} − e)·(1 + 2u)], evaluated as the code does).
+TEST_CASE("stage 5's decided dimension at its edges: min_gap at an interval's end, two intervals touching",
+          "[verify][stage5]") {
+  const double u = std::numeric_limits<double>::epsilon() / 2;
+  const double up = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd two(2);
+  // s = (1, 9), e = 1/2: hi = 9.5/0.5 = 19 exactly, times 1 + 2u. min_gap at hi: some
+  // perturbation may still pass, none surely does: undecided. One ulp above: none may pass: 0.
+  two << 1, 9;
+  const double hi = 19.0 * (1 + 2 * u);
+  CHECK_FALSE(decided_gap_dimension(two, 0, 0.5, 0, 1, hi).has_value());
+  CHECK(decided_gap_dimension(two, 0, 0.5, 0, 1, std::nextafter(hi, up)) == 0);
+  // s = (1.5, 12.5), e = 1/2: lo = 12/2 = 6 exactly, times 1 − 2u. min_gap at lo: every
+  // perturbation passes: decided 1. One ulp above: undecided.
+  two << 1.5, 12.5;
+  const double lo = 6.0 * (1 - 2 * u);
+  CHECK(decided_gap_dimension(two, 0, 0.5, 0, 1, lo) == 1);
+  CHECK_FALSE(decided_gap_dimension(two, 0, 0.5, 0, 1, std::nextafter(lo, up)).has_value());
+  // s = (1, 20, s₂), e = 0: lo_2 = (s₂/20)(1 − 2u) placed exactly at hi_1 = 20(1 + 2u): the
+  // two ratios are not separated (undecided); one ulp more of s₂ separates them (decided 2).
+  const double hi1 = 20.0 * (1 + 2 * u);
+  double s2 = 20.0 * hi1;
+  auto lo2 = [&](double v) { return v / 20.0 * (1 - 2 * u); };
+  for (int step = 0; step < 64 && lo2(s2) < hi1; ++step) s2 = std::nextafter(s2, up);
+  for (int step = 0; step < 64 && lo2(s2) > hi1; ++step) s2 = std::nextafter(s2, 0.0);
+  REQUIRE(lo2(s2) == hi1);
+  double next = s2;
+  while (!(lo2(next) > hi1)) next = std::nextafter(next, up);
+  Eigen::VectorXd three(3);
+  three << 1, 20, s2;
+  CHECK_FALSE(decided_gap_dimension(three, 0, 0, 0, 1, kMinGap).has_value());
+  three(2) = next;
+  CHECK(decided_gap_dimension(three, 0, 0, 0, 1, kMinGap) == 2);
 }

@@ -24,7 +24,7 @@ constexpr double kU = tol::kDoubleUnitRoundoff;
 
 // max(·, floor) is monotone, the ratio increasing in its numerator and decreasing in its
 // denominator, so each ratio ranges over [lo_j, hi_j]; 1 ∓ 2u covers the division's and
-// the fast rule's own rounding of each ratio.
+// the fast rule's own rounding of each ratio. (.at(): a window past the values throws.)
 std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
                                          int m, double min_gap) {
   const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
@@ -33,15 +33,15 @@ std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double thresh
   std::vector<double> lo(window, 0), hi(window, 0);
   bool any_may_pass = false;
   for (Eigen::Index j = 1; j < window; ++j) {
-    lo[j] = std::max(s(j) - e, floor_lo) / std::max(s(j - 1) + e, floor_hi) * (1 - 2 * kU);
-    hi[j] = std::max(s(j) + e, floor_hi) / std::max(s(j - 1) - e, floor_lo) * (1 + 2 * kU);
+    lo.at(j) = std::max(s(j) - e, floor_lo) / std::max(s(j - 1) + e, floor_hi) * (1 - 2 * kU);
+    hi.at(j) = std::max(s(j) + e, floor_hi) / std::max(s(j - 1) - e, floor_lo) * (1 + 2 * kU);
     any_may_pass |= hi[j] >= min_gap;
   }
   if (!any_may_pass) return 0;
   for (Eigen::Index j = 1; j < window; ++j) {
-    if (lo[j] < min_gap) continue;
+    if (lo.at(j) < min_gap) continue;
     bool clear = true;
-    for (Eigen::Index i = 1; i < window; ++i) clear = clear && (i == j || lo[j] > hi[i]);
+    for (Eigen::Index i = 1; i < window; ++i) clear = clear && (i == j || lo[j] > hi.at(i));
     if (clear) return static_cast<int>(j);
   }
   return std::nullopt;
