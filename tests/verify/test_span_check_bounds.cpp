@@ -57,6 +57,12 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
   }
   CHECK(c.agree);
   CHECK(c.bound == worst_bound);
+  // The dimension: one decision (the plane's 2 free directions, clear of every edge), agreed.
+  const ComparisonPart& dimension = part_named(c, "dimension");
+  CHECK(dimension.compared == 1);
+  CHECK(dimension.undecided == 0);
+  CHECK(dimension.agree);
+  CHECK(dimension.detail == "fast 2, reference 2 (m − 1 = 2)");
 
   // The hull directions: Wedin's sin θ bound at the gap s_p − s_{p−1} (p = m − 1), plus
   // the reference's own angle, Davis–Kahan's (γ_n + γ_{16n²})‖M‖_F² / (s_p² − s_{p−1}²).

@@ -192,3 +192,27 @@ TEST_CASE("stage 5's decided dimension at its edges: min_gap at an interval's en
   three(2) = next;
   CHECK(decided_gap_dimension(three, 0, 0, 0, 1, kMinGap) == 2);
 }
+
+// The rank threshold's own error: values below the threshold count as the threshold, which
+// is known within e_threshold, so a ratio whose denominator sits below it is a ratio over
+// [t − e_t, t + e_t]. s = (0.5, s₁), t = 1 ± 0.01, e = 0: the fast rule's ratio is s₁/t'.
+TEST_CASE("stage 5's decided dimension: a value below the rank threshold takes the threshold's error",
+          "[verify][stage5]") {
+  Eigen::VectorXd s(2);
+  double gap = 0;
+  // s₁ = 9.95: 9.95/0.99 ≥ 10 > 9.95/1.01 — the perturbed thresholds disagree: undecided.
+  s << 0.5, 9.95;
+  REQUIRE(gap_dimension(s, 0.99, 1, kMinGap, gap) == 1);
+  REQUIRE(gap_dimension(s, 1.01, 1, kMinGap, gap) == 0);
+  CHECK_FALSE(decided_gap_dimension(s, 1.0, 0, 0.01, 1, kMinGap).has_value());
+  // s₁ = 10.05: 10.05/0.99 ≥ 10.05/1.01 = 9.95…: again both answers: undecided.
+  s << 0.5, 10.05;
+  REQUIRE(gap_dimension(s, 0.99, 1, kMinGap, gap) == 1);
+  REQUIRE(gap_dimension(s, 1.01, 1, kMinGap, gap) == 0);
+  CHECK_FALSE(decided_gap_dimension(s, 1.0, 0, 0.01, 1, kMinGap).has_value());
+  // Far from the edge on either side: decided.
+  s << 0.5, 10.2;
+  CHECK(decided_gap_dimension(s, 1.0, 0, 0.01, 1, kMinGap) == 1);
+  s << 0.5, 9.8;
+  CHECK(decided_gap_dimension(s, 1.0, 0, 0.01, 1, kMinGap) == 0);
+}
