@@ -113,3 +113,20 @@ TEST_CASE("stage 5's check: a streamed centre's values are bounded at its own ba
   }
   CHECK(c.bound == worst_bound);
 }
+
+// Two free directions for m = 2 (one the slabs never see): the m − 1 = 1 smallest value
+// has no gap above it (s_1 ≈ s_0 ≈ 0), so Wedin's bound is not below 1 and the directions
+// are undecided — counted, neither agreement nor disagreement.
+TEST_CASE("stage 5's check: hull directions without a gap are undecided", "[verify][stage5]") {
+  const test::SyntheticBody b = test::synthetic_body(10, 2, 200, 0.01, 1, 12);
+  const ConvexBody::Centre centre = b.body.least_squares_centre(1);
+  const SpanResult fast = find_span(b.body, centre, 2, SpanOptions{});
+  const Comparison c = check_span(b.body, fast, 2, SpanOptions{});
+  const ComparisonPart& directions = part_named(c, "hull directions");
+  INFO(directions.detail);
+  CHECK(directions.compared == 1);
+  CHECK(directions.undecided == 1);
+  CHECK(directions.agree);
+  CHECK(directions.detail.rfind("gap s_m − s_{m−1} = ", 0) == 0);
+  CHECK(std::string(verdict(directions)) == "undecided");
+}
