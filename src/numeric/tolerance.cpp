@@ -184,6 +184,21 @@ double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, 
   return (tan_kept * (x0_norm + dw) + dw + orthogonality * (x0_norm + dw) + evaluation) * bound_evaluation_factor(24);
 }
 
+double span_reference_value_error(long long rows, long long cols, unsigned bits, double frobenius) {
+  const double u = mpfr_unit_roundoff(bits);
+  return std::sqrt((gamma(rows, u) + gamma(16 * cols * cols, u)) * frobenius * frobenius);
+}
+
+double span_reference_angle_error(long long cols, unsigned bits, double frobenius, double s_p, double s_p_minus_1) {
+  const double u = mpfr_unit_roundoff(bits);
+  const double lambda_gap = s_p * s_p - s_p_minus_1 * s_p_minus_1;
+  return lambda_gap > 0 ? (gamma(cols, u) + gamma(16 * cols * cols, u)) * frobenius * frobenius / lambda_gap : kInf;
+}
+
+double span_reference_point_error(long long rows, long long cols, unsigned bits, double kappa, double x0_norm) {
+  return gamma(rows + 16 * cols * cols, mpfr_unit_roundoff(bits)) * kappa * kappa * x0_norm;
+}
+
 double design_entry_relative_error(double softmax_relative_error, int k) {
   if (!finite(softmax_relative_error)) return kInf;
   // (1 + ε)(1 + γ) − 1 expanded, so that no cancellation spoils the bound.

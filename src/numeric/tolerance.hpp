@@ -250,6 +250,24 @@ double singular_subspace_sin_bound(double eps, double gap, long long p, long lon
 double hull_point_bound(double eps, double s_max, double s_kept, double s_drop, double sin_kept, double x0_norm,
                         double residual_norm, double c_norm, long long rows, long long cols, long long kept);
 
+// ---- Stage 5's reference (span_reference) at u = 2^−bits: its own errors (stages/stage5/check.cpp)
+//
+// The reference forms G = MᵀM of the N × n matrix M in MPFR (each entry an N-term sum:
+// γ_N(u)‖M‖_F² in all) and takes G's eigenvalues by the symmetric eigensolver (backward
+// error γ_{16n²}(u)‖G‖_F, as BDCSVD's above): every eigenvalue λ_j = s_j² is within
+// δλ = (γ_N(u) + γ_{16n²}(u))‖M‖_F² (Weyl), so every singular value within √δλ
+// (|√a − √b| ≤ √|a − b|). Returns √δλ.
+double span_reference_value_error(long long rows, long long cols, unsigned bits, double frobenius);
+// The reference's free subspace (eigenvectors of its p smallest eigenvalues) by
+// Davis–Kahan on the same G: sin θ ≤ δλ' / (λ_p − λ_{p−1}) with δλ' = (γ_n(u) +
+// γ_{16n²}(u))‖M‖_F² (the eigensolver's backward error; the n-term rows of G), λ = s².
+// Returns it; +inf without an eigenvalue gap (s_p ≤ s_{p−1}).
+double span_reference_angle_error(long long cols, unsigned bits, double frobenius, double s_p, double s_p_minus_1);
+// The reference's hull point x0 (least squares over the kept values, κ = s_max/s_kept):
+// its relative error is at most γ_{N+16n²}(u)κ² (the normal equations' κ² amplification
+// of the formation and eigensolver errors above). Returns that times ‖x0‖.
+double span_reference_point_error(long long rows, long long cols, unsigned bits, double kappa, double x0_norm);
+
 // ---- Stage 3: the minimum-norm point on two paths (proofs/convex_body_programs.md,
 // "The minimum-norm point on two paths")
 //

@@ -111,6 +111,13 @@ TEST_CASE("the span's and the proxy's bounds equal their formulas, and their edg
   check_value(tol::singular_subspace_sin_bound(1e-3, 1e-3 * (1 + 0x1p-20), 2, 4), 1048576.0000247967);
   CHECK(std::isinf(tol::singular_subspace_sin_bound(1e-3, 1e-3, 2, 4)));   // gap = ε: not separated
   CHECK(std::isinf(tol::singular_subspace_sin_bound(1e-3, 0.0, 2, 4)));    // rank deficiency: no gap
+  // Stage 5's reference's own errors, at 64 bits where each term shows (at 128 they sit
+  // below an ulp of the double bounds they join).
+  check_value(tol::span_reference_value_error(100, 4, 64, 3), 1.3179119395171204e-08);
+  check_value(tol::span_reference_angle_error(4, 64, 3, 2, 1), 4.2283884726934673e-17);
+  CHECK(std::isinf(tol::span_reference_angle_error(4, 64, 3, 1, 1)));  // no eigenvalue gap
+  CHECK(std::isinf(tol::span_reference_angle_error(4, 64, 3, 1, 2)));  // the values out of order
+  check_value(tol::span_reference_point_error(100, 4, 64, 10, 2), 3.8597597340483958e-15);
   check_value(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1e-3, 2, 0.5, 3, 100, 4, 2), 0.0020501016293180273);
   CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1.0, 2, 0.5, 3, 100, 4, 2)));    // sin θ = 1
   CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1e-6, 0.0, 1e-3, 2, 0.5, 3, 100, 4, 2))); // s_K = ε

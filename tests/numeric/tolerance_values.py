@@ -152,6 +152,12 @@ values["optimum_two_paths_bound(-1e-9, 1e-8, 1e-12)"] = (0 + F(1e-8) + F(1e-12))
 values["optimum_two_paths_bound(1e-9, 1e-8, 1e-12)"] = (F(1e-9) + F(1e-8) + F(1e-12)) * bef(4)
 values["membership_hull_point_bound(1e-6, 3, 64, 1)"] = (F(1e-6) + gamma(2 * 64 + 1) * 2) * 3 * bef(6)
 
+# Stage 5's reference at 64 bits (the pins' precision, where every term shows in the double).
+U64 = F(1, 2**64)
+values["span_reference_value_error(100, 4, 64, 3)"] = mpmath.sqrt(mp((gamma(100, U64) + gamma(256, U64)) * 9))
+values["span_reference_angle_error(4, 64, 3, 2, 1)"] = (gamma(4, U64) + gamma(256, U64)) * 9 / (4 - 1)
+values["span_reference_point_error(100, 4, 64, 10, 2)"] = gamma(100 + 256, U64) * 100 * 2
+
 # Polishing's samples: the held-out residual a fit at its optimum leaves (statistical).
 values["heldout_residual_limit(2e-12, 5e-15, 8192, 1024, 8192)"] = mp(F(2e-12)) * mpmath.sqrt(
     (1 + mpmath.mpf(1024) / 8192) * (1 + 6 * mpmath.sqrt(mpmath.mpf(8) / 8192)) / (1 - 6 * mpmath.sqrt(mpmath.mpf(8) / (8192 - 1024))))

@@ -38,15 +38,14 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
   const SpanReference ref = span_reference(b.body, m - 1, c.parts.front().precision);
   const double u = tol::kDoubleUnitRoundoff;
   const long long n = b.body.dim(), rows = std::max<long long>(static_cast<long long>(b.body.size()), n);
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
   const Eigen::VectorXd& s = ref.singular_values;
 
   // ε = ε_M‖M‖_F (the dense SVD's backward error) plus the reference's own error on a
   // value, √((γ_N + γ_{16n²})‖M‖_F²) at 2^−bits and one rounding of the largest value.
   const double e_fast = tol::svd_backward_error(rows, n) * ref.frobenius;
-  const double dlambda = (tol::gamma(rows, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius;
-  const double e = e_fast + (std::sqrt(dlambda) + u * s.maxCoeff());
-  REQUIRE(std::sqrt(dlambda) > u * e_fast);  // the reference's term shows in the double
+  const double reference_value = tol::span_reference_value_error(rows, n, ref.bits, ref.frobenius);
+  const double e = e_fast + (reference_value + u * s.maxCoeff());
+  REQUIRE(reference_value > u * e_fast);  // the reference's term shows in the double
 
   // The values: |ŝ_j − s_j| ≤ ε + u|ŝ_j|; the row keeps the bound of its largest ratio.
   double worst = -1, worst_bound = 0;
@@ -67,8 +66,7 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
   // The hull directions: Wedin's sin θ bound at the gap s_p − s_{p−1} (p = m − 1), plus
   // the reference's own angle, Davis–Kahan's (γ_n + γ_{16n²})‖M‖_F² / (s_p² − s_{p−1}²).
   const int p = m - 1;
-  const double reference_angle = (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius /
-                                 (s(p) * s(p) - s(p - 1) * s(p - 1));
+  const double reference_angle = tol::span_reference_angle_error(n, ref.bits, ref.frobenius, s(p), s(p - 1));
   const ComparisonPart& directions = part_named(c, "hull directions");
   CHECK(directions.undecided == 0);
   CHECK(directions.bound == tol::singular_subspace_sin_bound(e, s(p) - s(p - 1), p, n) + reference_angle);
@@ -83,7 +81,7 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
   const double kappa = s(n - 1) / s_kept, x0_norm = ref.x0.norm();
   const double point_bound = tol::hull_point_bound(e, s(n - 1), s_kept, s_drop, sin_kept, x0_norm,
                                                    ref.weighted_residual, ref.c_norm, rows, n, kept) +
-                             u * x0_norm + tol::gamma(rows + 16 * n * n, up) * kappa * kappa * x0_norm;
+                             u * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, kappa, x0_norm);
   const ComparisonPart& point = part_named(c, "hull point");
   CHECK(point.undecided == 0);
   CHECK(point.bound == point_bound);
@@ -100,11 +98,10 @@ TEST_CASE("stage 5's check: a streamed centre's values are bounded at its own ba
   const SpanReference ref = span_reference(b.body, m - 1, c.parts.front().precision);
   const double u = tol::kDoubleUnitRoundoff;
   const long long n = b.body.dim(), rows = std::max<long long>(static_cast<long long>(b.body.size()), n);
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
   const double e_fast = tol::streamed_svd_backward_error(rows, n, m - 1, fast.free_basis_residual) * ref.frobenius;
   REQUIRE(e_fast != tol::svd_backward_error(rows, n) * ref.frobenius);  // the two methods' errors differ here
-  const double dlambda = (tol::gamma(rows, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius;
-  const double e = e_fast + (std::sqrt(dlambda) + u * ref.singular_values.maxCoeff());
+  const double e = e_fast + (tol::span_reference_value_error(rows, n, ref.bits, ref.frobenius) +
+                             u * ref.singular_values.maxCoeff());
   double worst = -1, worst_bound = 0;
   for (long long j = 0; j < n; ++j) {
     const double bound = e + u * std::abs(fast.singular_values(j));

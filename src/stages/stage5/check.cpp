@@ -61,8 +61,8 @@ double sin_largest_principal_angle(const Eigen::MatrixXd& a, const Eigen::Matrix
 
 // The errors every item carries: ε_M for the fast SVD (tolerance::svd_backward_error,
 // or streamed_svd_backward_error at the centre's ρ for the streamed centre),
-// and the reference's own error on a singular value, √δλ with δλ ≤ (γ_N + γ_{16n²})‖M‖_F²
-// at 2^−bits (forming G, then the symmetric eigensolver's backward error), plus
+// and the reference's own error on a singular value (tolerance::span_reference_value_error:
+// forming G = MᵀM, then the symmetric eigensolver's backward error, at 2^−bits), plus
 // one rounding to double.
 struct Errors {
   double fast = 0;       // ε_M
@@ -71,12 +71,11 @@ struct Errors {
 };
 
 Errors errors(const SpanReference& ref, long long rows, long long n, const SpanResult& centre, int free) {
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
-  const double dlambda = (tol::gamma(rows, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius;
   const double fast = centre.centre_method == ConvexBody::CentreMethod::streamed
                           ? tol::streamed_svd_backward_error(rows, n, free, centre.free_basis_residual)
                           : tol::svd_backward_error(rows, n);
-  return {fast * ref.frobenius, std::sqrt(dlambda) + kU * ref.singular_values.maxCoeff()};
+  return {fast * ref.frobenius,
+          tol::span_reference_value_error(rows, n, ref.bits, ref.frobenius) + kU * ref.singular_values.maxCoeff()};
 }
 
 ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m,
@@ -101,15 +100,11 @@ ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& re
   return part;
 }
 
-// The reference free vectors' own angle error: Davis–Kahan on G = MᵀM computed at 2^−bits,
-// δλ over the gap λ_p − λ_{p−1} (infinite without a gap).
+// The reference free vectors' own angle error (tolerance::span_reference_angle_error:
+// Davis–Kahan on G = MᵀM at 2^−bits; infinite without a gap).
 double reference_directions_angle(const SpanReference& ref, int p) {
   const Eigen::VectorXd& s = ref.singular_values;
-  const long long n = s.size();
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
-  const double lambda_gap = s(p) * s(p) - s(p - 1) * s(p - 1);
-  return lambda_gap > 0 ? (tol::gamma(n, up) + tol::gamma(16 * n * n, up)) * ref.frobenius * ref.frobenius / lambda_gap
-                        : std::numeric_limits<double>::infinity();
+  return tol::span_reference_angle_error(s.size(), ref.bits, ref.frobenius, s(p), s(p - 1));
 }
 
 ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& ref, const Errors& e, int m) {
@@ -165,11 +160,10 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
   const double s_kept = s(n - kept), s_drop = n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0;
   const double sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(kept, n - kept), n);
   const double x0_norm = ref.x0.norm();
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
   const double kappa = s(n - 1) / s_kept;
   const double bound = tol::hull_point_bound(e.value(), s(n - 1), s_kept, s_drop, sin_kept, x0_norm, ref.weighted_residual,
                                              ref.c_norm, rows, n, kept) +
-                       kU * x0_norm + tol::gamma(rows + 16 * n * n, up) * kappa * kappa * x0_norm;
+                       kU * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, kappa, x0_norm);
   const double difference = (fast.hull_point - ref.x0).norm();
   if (!std::isfinite(bound)) {
     part.compared = 1;
@@ -252,12 +246,11 @@ ComparisonPart compare_iterative_hull_point(const SpanResult& fast, const SpanRe
     return part;
   }
   const double x0_norm = ref.x0.norm();
-  const double up = tol::mpfr_unit_roundoff(ref.bits);
   const double kappa = s(n - 1) / s(p);
   const double s_drop = p > 0 ? s(p - 1) : 0.0;
   const double bound = tol::hull_point_bound(e.point, s(n - 1), s(p), s_drop, sin_kept, x0_norm, ref.weighted_residual,
                                              ref.c_norm, rows, n, n - p) +
-                       kU * x0_norm + tol::gamma(rows + 16 * n * n, up) * kappa * kappa * x0_norm;
+                       kU * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, kappa, x0_norm);
   if (!std::isfinite(bound)) {
     part.compared = 1;
     part.undecided = 1;
