@@ -36,7 +36,7 @@ Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, con
 // vector of singular values within `e` of `s` and every rank threshold within
 // `e_threshold` of `threshold`. Returns the dimension when all of them give the same
 // one, 0 when none of them can pass min_gap, and nothing (undecided) otherwise.
-// (tests/stages/test_stage5_gap_rule.cpp: soundness against gap_dimension on
+// (tests/verify/test_span_gap_rule.cpp: soundness against gap_dimension on
 // perturbed values, exactness at e = 0.)
 std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
                                          int m, double min_gap);
