@@ -3,8 +3,12 @@
 // singular value, the hull directions' bound and the hull point's bound are recomputed
 // here from the reference (span_reference) and the named tolerances, in the order the
 // header's derivation writes them, and must be the same doubles. A term dropped or a
-// constant changed in any of them moves the double.
+// constant changed in any of them moves the double. The iterative centre's comparison
+// (its bounds from its own Ritz residuals, proofs/iterative_centre.md) is pinned the
+// same way on a body of token slabs, and each of its parts is driven into disagreement
+// or undecided by a fault in the fast result.
 #include "bodies.hpp"
+#include "centre_bodies.hpp"
 #include "numeric/tolerance.hpp"
 #include "stages/stage5/check.hpp"
 #include "stages/stage5/span.hpp"
@@ -19,25 +23,57 @@ using namespace mha;
 namespace tol = mha::tolerance;
 
 namespace {
+
+const double u = tol::kDoubleUnitRoundoff;
+
 const ComparisonPart& part_named(const Comparison& c, const std::string& name) {
   for (const ComparisonPart& p : c.parts)
     if (p.name == name) return p;
   FAIL("no part " << name);
   return c.parts.front();
 }
+
+// One checked span: the fast result, its row, and the reference at the row's precision.
+struct SpanCheckCase {
+  ConvexBody body;
+  SpanResult fast;
+  Comparison row;
+  SpanReference ref;
+  long long n = 0, rows = 0;
+};
+
+SpanCheckCase span_check_case(ConvexBody body, int m, ConvexBody::CentreMethod method) {
+  const ConvexBody::Centre centre = body.least_squares_centre(m - 1, method);
+  REQUIRE(centre.method == method);
+  SpanResult fast = find_span(body, centre, m, SpanOptions{});
+  Comparison row = check_span(body, fast, m, SpanOptions{});
+  REQUIRE_FALSE(row.parts.empty());
+  SpanReference ref = span_reference(body, m - 1, row.parts.front().precision);
+  const long long n = body.dim(), rows = std::max<long long>(static_cast<long long>(body.size()), n);
+  return {std::move(body), std::move(fast), std::move(row), std::move(ref), n, rows};
+}
+
+// The bound the row keeps: that of its largest ratio |ŝ_j − s_j| / bound_j (the first on a tie).
+template <class Bound>
+double worst_value_bound(const Eigen::VectorXd& fast, const Eigen::VectorXd& reference, Bound bound_of) {
+  double worst = -1, worst_bound = 0;
+  for (Eigen::Index j = 0; j < fast.size(); ++j) {
+    const double bound = bound_of(j);
+    const double ratio = std::abs(fast(j) - reference(j)) / bound;
+    if (ratio > worst) worst = ratio, worst_bound = bound;
+  }
+  return worst_bound;
+}
+
 }  // namespace
 
 TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are their formulas", "[verify][stage5]") {
   const int m = 3;
-  const test::SyntheticBody b = test::synthetic_body(10, m, 200, 0.01, 0, 11);
-  const ConvexBody::Centre centre = b.body.least_squares_centre(m - 1);
-  const SpanResult fast = find_span(b.body, centre, m, SpanOptions{});
-  REQUIRE(fast.centre_method == ConvexBody::CentreMethod::dense);
-  const Comparison c = check_span(b.body, fast, m, SpanOptions{});
-  REQUIRE_FALSE(c.parts.empty());
-  const SpanReference ref = span_reference(b.body, m - 1, c.parts.front().precision);
-  const double u = tol::kDoubleUnitRoundoff;
-  const long long n = b.body.dim(), rows = std::max<long long>(static_cast<long long>(b.body.size()), n);
+  const SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, m, 200, 0.01, 0, 11).body, m, ConvexBody::CentreMethod::dense);
+  const Comparison& c = t.row;
+  const SpanReference& ref = t.ref;
+  const long long n = t.n, rows = t.rows;
   const Eigen::VectorXd& s = ref.singular_values;
 
   // ε = ε_M‖M‖_F (the dense SVD's backward error) plus the reference's own error on a
@@ -48,14 +84,9 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
   REQUIRE(reference_value > u * e_fast);  // the reference's term shows in the double
 
   // The values: |ŝ_j − s_j| ≤ ε + u|ŝ_j|; the row keeps the bound of its largest ratio.
-  double worst = -1, worst_bound = 0;
-  for (long long j = 0; j < n; ++j) {
-    const double bound = e + u * std::abs(fast.singular_values(j));
-    const double ratio = std::abs(fast.singular_values(j) - s(j)) / bound;
-    if (ratio > worst) worst = ratio, worst_bound = bound;
-  }
   CHECK(c.agree);
-  CHECK(c.bound == worst_bound);
+  CHECK(c.bound == worst_value_bound(t.fast.singular_values, s,
+                                     [&](Eigen::Index j) { return e + u * std::abs(t.fast.singular_values(j)); }));
   // The dimension: one decision (the plane's 2 free directions, clear of every edge), agreed.
   const ComparisonPart& dimension = part_named(c, "dimension");
   CHECK(dimension.compared == 1);
@@ -89,26 +120,15 @@ TEST_CASE("stage 5's check: the values', directions' and hull point's bounds are
 
 TEST_CASE("stage 5's check: a streamed centre's values are bounded at its own backward error", "[verify][stage5]") {
   const int m = 3;
-  const test::SyntheticBody b = test::synthetic_body(10, m, 200, 0.01, 0, 11);
-  const ConvexBody::Centre centre = b.body.least_squares_centre(m - 1, ConvexBody::CentreMethod::streamed);
-  const SpanResult fast = find_span(b.body, centre, m, SpanOptions{});
-  REQUIRE(fast.centre_method == ConvexBody::CentreMethod::streamed);
-  const Comparison c = check_span(b.body, fast, m, SpanOptions{});
-  REQUIRE_FALSE(c.parts.empty());
-  const SpanReference ref = span_reference(b.body, m - 1, c.parts.front().precision);
-  const double u = tol::kDoubleUnitRoundoff;
-  const long long n = b.body.dim(), rows = std::max<long long>(static_cast<long long>(b.body.size()), n);
-  const double e_fast = tol::streamed_svd_backward_error(rows, n, m - 1, fast.free_basis_residual) * ref.frobenius;
-  REQUIRE(e_fast != tol::svd_backward_error(rows, n) * ref.frobenius);  // the two methods' errors differ here
-  const double e = e_fast + (tol::span_reference_value_error(rows, n, ref.bits, ref.frobenius) +
-                             u * ref.singular_values.maxCoeff());
-  double worst = -1, worst_bound = 0;
-  for (long long j = 0; j < n; ++j) {
-    const double bound = e + u * std::abs(fast.singular_values(j));
-    const double ratio = std::abs(fast.singular_values(j) - ref.singular_values(j)) / bound;
-    if (ratio > worst) worst = ratio, worst_bound = bound;
-  }
-  CHECK(c.bound == worst_bound);
+  const SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, m, 200, 0.01, 0, 11).body, m, ConvexBody::CentreMethod::streamed);
+  const double e_fast = tol::streamed_svd_backward_error(t.rows, t.n, m - 1, t.fast.free_basis_residual) * t.ref.frobenius;
+  REQUIRE(e_fast != tol::svd_backward_error(t.rows, t.n) * t.ref.frobenius);  // the two methods' errors differ here
+  const double e = e_fast + (tol::span_reference_value_error(t.rows, t.n, t.ref.bits, t.ref.frobenius) +
+                             u * t.ref.singular_values.maxCoeff());
+  CHECK(t.row.bound == worst_value_bound(t.fast.singular_values, t.ref.singular_values, [&](Eigen::Index j) {
+    return e + u * std::abs(t.fast.singular_values(j));
+  }));
 }
 
 // Two free directions for m = 2 (one the slabs never see): the m − 1 = 1 smallest value
@@ -126,4 +146,171 @@ TEST_CASE("stage 5's check: hull directions without a gap are undecided", "[veri
   CHECK(directions.agree);
   CHECK(directions.detail.rfind("gap s_m − s_{m−1} = ", 0) == 0);
   CHECK(std::string(verdict(directions)) == "undecided");
+}
+
+// ---- The iterative centre: k = min(n, 2m + 1) smallest values, each with its Ritz residual.
+
+namespace {
+
+// The token body of tests/geometry/test_centre_iterative.cpp: d = 12 (n = 144), m = 2,
+// 576 slabs x_a ⊗ (x_j − x_a) around the hull of two heads.
+SpanCheckCase iterative_case() {
+  return span_check_case(test::token_hull_body(12, 2, 4 * 144, 0.05, 1e-3, 5).body, 2, ConvexBody::CentreMethod::iterative);
+}
+
+// |ŝ_j − s_j| ≤ min(e/ŝ_j, √e) for |λ̂_j − λ_j| ≤ e (check.cpp's value_error).
+double value_error(double e, double s_hat) { return s_hat > 0 ? std::min(e / s_hat, std::sqrt(e)) : std::sqrt(e); }
+
+}  // namespace
+
+TEST_CASE("stage 5's check: the iterative centre's values', directions' and hull point's bounds are their formulas",
+          "[verify][stage5]") {
+  const int m = 2, p = m - 1;
+  const SpanCheckCase t = iterative_case();
+  const SpanReference& ref = t.ref;
+  const Eigen::VectorXd& s = ref.singular_values;
+  const Eigen::VectorXd& s_hat = t.fast.singular_values;
+  const long long n = t.n, rows = t.rows, k = s_hat.size();
+  REQUIRE(k == 2 * m + 1);
+  const int d = t.body.side();
+  INFO(format_table({t.row}));
+  CHECK_FALSE(disagrees(t.row));
+
+  // Each value: the Ritz residual bound of its block (the free block's for j < m − 1,
+  // the other values' beyond), through value_error, plus the reference's own error.
+  const double reference_value =
+      tol::span_reference_value_error(rows, n, ref.bits, ref.frobenius) + u * s.maxCoeff();
+  const double residual =
+      tol::iterative_eigen_residual_bound(t.fast.free_basis_residual, rows, d, n, k, ref.frobenius);
+  const double value_residual = tol::iterative_eigen_residual_bound(t.fast.value_residual, rows, d, n, k, ref.frobenius);
+  REQUIRE(residual != value_residual);  // the two blocks' residuals differ, so swapping them shows
+  const auto value_bound = [&](Eigen::Index j) {
+    return value_error(j < m - 1 ? residual : value_residual, s_hat(j)) + reference_value + u * std::abs(s_hat(j));
+  };
+  CHECK(t.row.compared == k);
+  CHECK(t.row.bound == worst_value_bound(s_hat, s.head(k), value_bound));
+
+  // The dimension is decided with the window's largest value error as its ε.
+  const ComparisonPart& dimension = part_named(t.row, "dimension");
+  CHECK(dimension.undecided == 0);
+  CHECK(dimension.detail == "fast 1, reference 1 (m − 1 = 1)");
+
+  // The directions: Davis–Kahan with the residual over λ_p − λ̂_{p−1} (λ_p less the
+  // reference's own error, each side rounded), the orthonormality term √p·γ_{16nk}, the
+  // reference's angle, times the evaluation factor of eight operations.
+  const double reference_lambda_error = 2 * s(p) * reference_value + reference_value * reference_value;
+  const double separation =
+      (s(p) * s(p) - reference_lambda_error) * (1 - 2 * u) - s_hat(p - 1) * s_hat(p - 1) * (1 + 2 * u);
+  REQUIRE(separation > 0);
+  const double directions_bound =
+      (residual / separation + std::sqrt(double(p)) * tol::gamma(16 * n * k) +
+       tol::span_reference_angle_error(n, ref.bits, ref.frobenius, s(p), s(p - 1))) *
+      tol::bound_evaluation_factor(8);
+  const ComparisonPart& directions = part_named(t.row, "hull directions");
+  CHECK(directions.undecided == 0);
+  CHECK(directions.bound == directions_bound);
+
+  // The hull point: hull_point_bound at the point's backward error, every value from p on
+  // kept, the directions' bound as the kept subspace's angle.
+  const double point_error =
+      tol::iterative_point_backward_error(t.fast.free_basis_residual, rows, d, n, ref.frobenius, ref.c_norm,
+                                          t.fast.hull_point.norm(), ref.weighted_residual);
+  const double x0_norm = ref.x0.norm();
+  const double point_bound =
+      tol::hull_point_bound(point_error, s(n - 1), s(p), s(p - 1), directions_bound, x0_norm, ref.weighted_residual,
+                            ref.c_norm, rows, n, n - p) +
+      u * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, s(n - 1) / s(p), x0_norm);
+  const ComparisonPart& point = part_named(t.row, "hull point");
+  CHECK(point.undecided == 0);
+  CHECK(point.bound == point_bound);
+}
+
+// Faults in the fast result, each past its own bound (the bounds above are far below the
+// faults' sizes), drive each part of the iterative comparison into its other branches.
+TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or are undecided, part by part",
+          "[verify][stage5]") {
+  const int m = 2;
+  const SpanCheckCase t = iterative_case();
+  const auto check = [&](const SpanResult& fast) { return check_span(t.body, fast, m, SpanOptions{}); };
+
+  SECTION("the free value off by 1e-6 of the largest: the row disagrees") {
+    SpanResult fast = t.fast;
+    fast.singular_values(0) += 1e-6 * t.ref.singular_values.maxCoeff();
+    const Comparison c = check(fast);
+    INFO(format_table({c}));
+    CHECK(disagrees(c));
+    CHECK_FALSE(c.agree);
+  }
+  SECTION("a value of the window 10 % off (its own residual allows about 2⁻⁹): the row disagrees") {
+    SpanResult fast = t.fast;
+    fast.singular_values(2) *= 1.1;
+    const Comparison c = check(fast);
+    INFO(format_table({c}));
+    CHECK(disagrees(c));
+    CHECK_FALSE(c.agree);
+    CHECK(part_named(c, "hull directions").agree);
+  }
+  SECTION("a NaN value never agrees") {
+    SpanResult fast = t.fast;
+    fast.singular_values(3) = std::nan("");
+    CHECK(disagrees(check(fast)));
+  }
+  SECTION("the free direction turned by 1e-4: the directions disagree") {
+    SpanResult fast = t.fast;
+    Eigen::VectorXd v = fast.hull_directions.row(0).transpose();
+    v += 1e-4 * fast.hull_point.normalized();
+    fast.hull_directions.row(0) = v.normalized().transpose();
+    const Comparison c = check(fast);
+    const ComparisonPart& directions = part_named(c, "hull directions");
+    INFO(directions.detail);
+    CHECK(directions.undecided == 0);
+    CHECK_FALSE(directions.agree);
+    CHECK(disagrees(c));
+  }
+  SECTION("the hull point moved by 1e-6 of its norm: the point disagrees") {
+    SpanResult fast = t.fast;
+    fast.hull_point(0) += 1e-6 * fast.hull_point.norm();
+    const Comparison c = check(fast);
+    const ComparisonPart& point = part_named(c, "hull point");
+    INFO(point.detail);
+    CHECK(point.undecided == 0);
+    CHECK_FALSE(point.agree);
+    CHECK(part_named(c, "hull directions").agree);
+  }
+  SECTION("a free Ritz value at the constrained one: no separation, the directions undecided") {
+    SpanResult fast = t.fast;
+    fast.singular_values(0) = t.ref.singular_values(1);
+    const Comparison c = check(fast);
+    const ComparisonPart& directions = part_named(c, "hull directions");
+    INFO(directions.detail);
+    CHECK(directions.compared == 1);
+    CHECK(directions.undecided == 1);
+    CHECK(directions.detail.rfind("λ_m − λ̂_{m−1} = ", 0) == 0);
+  }
+  SECTION("a residual past every bound: directions undecided, the hull point unbounded") {
+    SpanResult fast = t.fast;
+    fast.free_basis_residual = 1.0;  // ‖AV̂ − V̂Λ̂‖ claimed as large as ‖M‖_F²
+    const Comparison c = check(fast);
+    CHECK(part_named(c, "hull directions").undecided == 1);
+    const ComparisonPart& point = part_named(c, "hull point");
+    INFO(point.detail);
+    CHECK(point.undecided == 1);
+    CHECK(point.detail.rfind("no finite bound", 0) == 0);
+  }
+}
+
+// The iterative method keeps every constrained direction; against a body whose
+// constrained values reach the rank threshold (fewer slabs than unknowns) the kept set
+// is not decided, and the hull point is undecided rather than compared.
+TEST_CASE("stage 5's check: an iterative result against a rank-deficient body leaves the hull point undecided",
+          "[verify][stage5]") {
+  const SpanCheckCase t = iterative_case();
+  const ConvexBody thin = test::token_hull_body(12, 2, 100, 0.05, 1e-3, 5).body;
+  REQUIRE(thin.dim() == t.body.dim());
+  const Comparison c = check_span(thin, t.fast, 2, SpanOptions{});
+  const ComparisonPart& point = part_named(c, "hull point");
+  INFO(point.detail);
+  CHECK(point.compared == 1);
+  CHECK(point.undecided == 1);
+  CHECK(point.detail.rfind("the smallest constrained value", 0) == 0);
 }
