@@ -5,7 +5,7 @@
 //   exactness: with e = 0 and e_threshold = 0 it is gap_dimension's own answer;
 //   no needless doubt: when every ratio's interval [lo_j, hi_j] (exact interval rule,
 //              without the rounding allowance) is clear of min_gap and of the others
-//              by a relative 1e−9, it decides, and as the interval rule says.
+//              by a relative kClearMargin, it decides, and as the interval rule says.
 // Values are drawn near the rule's edges: ratios near min_gap, thresholds among the
 // values, errors from 1e−7 to 1e−1 of the values.
 #include "property.hpp"
@@ -24,6 +24,13 @@ using namespace mha;
 namespace {
 
 constexpr double kMinGap = 10;
+// The rule's own rounding allowance is 1 ∓ 2u on each ratio (2u ≈ 2.2e−16). The
+// properties treat a ratio as clear of an edge when it is a relative kClearMargin
+// from it (far above 2u, far below the 1e−9..1e−1 distances the cases are drawn at),
+// and as possibly undecided at zero errors within kRoundingMargin (a few thousand u:
+// the ratio's own two roundings and the allowance, with room).
+constexpr double kClearMargin = 1e-9;
+constexpr double kRoundingMargin = 1e-12;
 
 struct GapCase {
   Eigen::VectorXd s;  // ascending
@@ -42,14 +49,17 @@ double uniform(double lo, double hi) { return lo + (hi - lo) * *rc::gen::inRange
 // Near an edge: 1 ± 10^U(−9, −1), either sign.
 double near_one() { return 1 + (*rc::gen::inRange(0, 2) ? 1 : -1) * std::pow(10.0, uniform(-9, -1)); }
 
-GapCase draw_case() {
+// one_gap: a single ratio far above min_gap among small ones (a case that decides a
+// dimension above 0 when its errors allow), else each ratio drawn near the edges.
+GapCase draw_case(bool one_gap = false) {
   GapCase c;
   c.m = *rc::gen::inRange(1, 4);
   const int n = *rc::gen::inRange(2, 2 * c.m + 4);
   c.s.resize(n);
   c.s(0) = std::pow(10.0, uniform(-3, 0));
+  const int gap_at = *rc::gen::inRange(1, std::min(n, 2 * c.m + 1));
   for (int j = 1; j < n; ++j) {
-    const int kind = *rc::gen::inRange(0, 4);
+    const int kind = one_gap ? (j == gap_at ? 3 : 0) : *rc::gen::inRange(0, 4);
     const double ratio = kind == 0 ? uniform(1, 2)
                          : kind == 1 ? kMinGap * uniform(0.9, 1.1)
                          : kind == 2 ? kMinGap * near_one()
@@ -121,21 +131,23 @@ TEST_CASE("stage 5's decided dimension: exact at zero errors, decided wherever t
     GapCase c = draw_case();
     c.e = c.e_threshold = 0;
     RC_LOG() << c;
-    // Ratios within 1e−12 of min_gap or of each other may be undecided (the rounding allowance).
+    // Ratios within kRoundingMargin of min_gap or of each other may be undecided.
     const std::vector<Interval> r = intervals(c);
     for (std::size_t j = 0; j < r.size(); ++j) {
-      RC_PRE(std::abs(r[j].lo / kMinGap - 1) > 1e-12);
-      for (std::size_t i = 0; i < j; ++i) RC_PRE(std::abs(r[j].lo / r[i].lo - 1) > 1e-12);
+      RC_PRE(std::abs(r[j].lo / kMinGap - 1) > kRoundingMargin);
+      for (std::size_t i = 0; i < j; ++i) RC_PRE(std::abs(r[j].lo / r[i].lo - 1) > kRoundingMargin);
     }
     const std::optional<int> decided = decided_gap_dimension(c.s, c.threshold, 0, 0, c.m, kMinGap);
     RC_ASSERT(decided.has_value());
     RC_ASSERT(*decided == fast_rule(c.s, c.threshold, c.m));
   });
+  // Half the cases have one large ratio, so that decided dimensions above 0 are drawn
+  // (31 % of the 400 cases at the CI seed, against 15 % with the edge-drawn cases alone).
   mha::test::property("decided_gap_dimension decides when the exact intervals are clear", 400, [] {
-    const GapCase c = draw_case();
+    const GapCase c = draw_case(*rc::gen::inRange(0, 2) == 1);
     RC_LOG() << c;
     const std::vector<Interval> r = intervals(c);
-    constexpr double kClear = 1 + 1e-9;
+    constexpr double kClear = 1 + kClearMargin;
     bool none_may_pass = true;
     for (const Interval& i : r) none_may_pass = none_may_pass && i.hi * kClear < kMinGap;
     std::optional<int> expected;
@@ -146,11 +158,10 @@ TEST_CASE("stage 5's decided dimension: exact at zero errors, decided wherever t
       for (std::size_t i = 0; i < r.size(); ++i) clear = clear && (i == j || r[j].lo > r[i].hi * kClear);
       if (clear) expected = static_cast<int>(j) + 1;
     }
-    // Undecided by the exact rule: some interval within a relative 1e−9 of an edge, or overlapping.
-    bool near_edge = false;
-    for (const Interval& i : r)
-      near_edge = near_edge || std::abs(i.lo / kMinGap - 1) <= 2e-9 || std::abs(i.hi / kMinGap - 1) <= 2e-9;
-    RC_PRE(expected.has_value() && !near_edge);
+    // Otherwise some interval is within kClearMargin of an edge, or two overlap: the rule
+    // may leave it undecided. (A clear case needs no further margin: lo_j > kClear·min_gap
+    // survives the code's 1 − 2u and its own rounding, as does hi·kClear < min_gap.)
+    RC_PRE(expected.has_value());
     RC_TAG(*expected);
     RC_ASSERT(decided_gap_dimension(c.s, c.threshold, c.e, c.e_threshold, c.m, kMinGap) == expected);
   });
