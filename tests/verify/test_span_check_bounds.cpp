@@ -152,10 +152,15 @@ TEST_CASE("stage 5's check: hull directions without a gap are undecided", "[veri
 
 namespace {
 
-// The token body of tests/geometry/test_centre_iterative.cpp: d = 12 (n = 144), m = 2,
-// 576 slabs x_a ⊗ (x_j − x_a) around the hull of two heads.
-SpanCheckCase iterative_case() {
-  return span_check_case(test::token_hull_body(12, 2, 4 * 144, 0.05, 1e-3, 5).body, 2, ConvexBody::CentreMethod::iterative);
+// A token body as tests/geometry/test_centre_iterative.cpp's, smaller (the MPFR
+// reference runs once per fault): d = 8 (n = 64), m = 2, 256 slabs x_a ⊗ (x_j − x_a)
+// around the hull of two heads. Made once, read by every section.
+constexpr int kIterativeD = 8;
+const SpanCheckCase& iterative_case() {
+  static const SpanCheckCase c = span_check_case(
+      test::token_hull_body(kIterativeD, 2, 4 * kIterativeD * kIterativeD, 0.05, 1e-3, 5).body, 2,
+      ConvexBody::CentreMethod::iterative);
+  return c;
 }
 
 // |ŝ_j − s_j| ≤ min(e/ŝ_j, √e) for |λ̂_j − λ_j| ≤ e (check.cpp's value_error).
@@ -166,7 +171,7 @@ double value_error(double e, double s_hat) { return s_hat > 0 ? std::min(e / s_h
 TEST_CASE("stage 5's check: the iterative centre's values', directions' and hull point's bounds are their formulas",
           "[verify][stage5]") {
   const int m = 2, p = m - 1;
-  const SpanCheckCase t = iterative_case();
+  const SpanCheckCase& t = iterative_case();
   const SpanReference& ref = t.ref;
   const Eigen::VectorXd& s = ref.singular_values;
   const Eigen::VectorXd& s_hat = t.fast.singular_values;
@@ -230,7 +235,7 @@ TEST_CASE("stage 5's check: the iterative centre's values', directions' and hull
 TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or are undecided, part by part",
           "[verify][stage5]") {
   const int m = 2;
-  const SpanCheckCase t = iterative_case();
+  const SpanCheckCase& t = iterative_case();
   const auto check = [&](const SpanResult& fast) { return check_span(t.body, fast, m, SpanOptions{}); };
 
   SECTION("the free value off by 1e-6 of the largest: the row disagrees") {
@@ -304,8 +309,8 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
 // is not decided, and the hull point is undecided rather than compared.
 TEST_CASE("stage 5's check: an iterative result against a rank-deficient body leaves the hull point undecided",
           "[verify][stage5]") {
-  const SpanCheckCase t = iterative_case();
-  const ConvexBody thin = test::token_hull_body(12, 2, 100, 0.05, 1e-3, 5).body;
+  const SpanCheckCase& t = iterative_case();
+  const ConvexBody thin = test::token_hull_body(kIterativeD, 2, 40, 0.05, 1e-3, 5).body;
   REQUIRE(thin.dim() == t.body.dim());
   const Comparison c = check_span(thin, t.fast, 2, SpanOptions{});
   const ComparisonPart& point = part_named(c, "hull point");
