@@ -189,6 +189,11 @@ double span_reference_value_error(long long rows, long long cols, unsigned bits,
   return std::sqrt((gamma(rows, u) + gamma(16 * cols * cols, u)) * frobenius * frobenius);
 }
 
+double rank_threshold_error(long long cols, double value_error, double threshold) {
+  return static_cast<double>(cols) * std::numeric_limits<double>::epsilon() * value_error +
+         kDoubleUnitRoundoff * threshold;
+}
+
 double span_reference_angle_error(long long cols, unsigned bits, double frobenius, double s_p, double s_p_minus_1) {
   const double u = mpfr_unit_roundoff(bits);
   const double lambda_gap = s_p * s_p - s_p_minus_1 * s_p_minus_1;

@@ -267,6 +267,12 @@ double span_reference_angle_error(long long cols, unsigned bits, double frobeniu
 // its relative error is at most γ_{N+16n²}(u)κ² (the normal equations' κ² amplification
 // of the formation and eigensolver errors above). Returns that times ‖x0‖.
 double span_reference_point_error(long long rows, long long cols, unsigned bits, double kappa, double x0_norm);
+// The rank threshold t = s_max·n·ε (n = cols, ε = 2⁻⁵²) the reference computes at its own
+// s_max and rounds to double: with s_max within `value_error` of the exact one, the exact
+// threshold is within n·ε·value_error of the reference's, and the rounding adds u·t.
+// Returns n·ε·value_error + u·t (NaN when an argument is: the callers' decisions
+// treat NaN as undecided).
+double rank_threshold_error(long long cols, double value_error, double threshold);
 
 // ---- Stage 3: the minimum-norm point on two paths (proofs/convex_body_programs.md,
 // "The minimum-norm point on two paths")

@@ -118,6 +118,8 @@ TEST_CASE("the span's and the proxy's bounds equal their formulas, and their edg
   CHECK(std::isinf(tol::span_reference_angle_error(4, 64, 3, 1, 1)));  // no eigenvalue gap
   CHECK(std::isinf(tol::span_reference_angle_error(4, 64, 3, 1, 2)));  // the values out of order
   check_value(tol::span_reference_point_error(100, 4, 64, 10, 2), 3.8597597340483958e-15);
+  // The rank threshold's error: 4·2⁻⁵²·0.5 + 2⁻⁵³·3 = 7·2⁻⁵³, exact in double.
+  CHECK(tol::rank_threshold_error(4, 0.5, 3) == 7.771561172376096e-16);
   check_value(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1e-3, 2, 0.5, 3, 100, 4, 2), 0.0020501016293180273);
   CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1, 0.01, 1.0, 2, 0.5, 3, 100, 4, 2)));    // sin θ = 1
   CHECK(std::isinf(tol::hull_point_bound(1e-6, 10, 1e-6, 0.0, 1e-3, 2, 0.5, 3, 100, 4, 2))); // s_K = ε

@@ -157,6 +157,7 @@ U64 = F(1, 2**64)
 values["span_reference_value_error(100, 4, 64, 3)"] = mpmath.sqrt(mp((gamma(100, U64) + gamma(256, U64)) * 9))
 values["span_reference_angle_error(4, 64, 3, 2, 1)"] = (gamma(4, U64) + gamma(256, U64)) * 9 / (4 - 1)
 values["span_reference_point_error(100, 4, 64, 10, 2)"] = gamma(100 + 256, U64) * 100 * 2
+values["rank_threshold_error(4, 0.5, 3)"] = mp(4) * mp(2) ** -52 * mp("0.5") + mp(2) ** -53 * 3
 
 # Polishing's samples: the held-out residual a fit at its optimum leaves (statistical).
 values["heldout_residual_limit(2e-12, 5e-15, 8192, 1024, 8192)"] = mp(F(2e-12)) * mpmath.sqrt(

@@ -148,6 +148,72 @@ TEST_CASE("stage 5's check: hull directions without a gap are undecided", "[veri
   CHECK(std::string(verdict(directions)) == "undecided");
 }
 
+// m = 1: the hull is a point, no directions to compare (the part counts nothing).
+TEST_CASE("stage 5's check: one head has no hull directions", "[verify][stage5]") {
+  const SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, 1, 200, 0.01, 0, 13).body, 1, ConvexBody::CentreMethod::dense);
+  const ComparisonPart& directions = part_named(t.row, "hull directions");
+  CHECK(directions.compared == 0);
+  CHECK(directions.detail == "m = 1: no hull directions");
+  CHECK(part_named(t.row, "hull point").compared == 1);
+}
+
+// A streamed centre whose backward error ρ is NaN: its ε is +∞ (streamed_svd_backward_error),
+// so nothing is decided — every value, the dimension, the directions and the point undecided,
+// each through its own branch (named in its detail), none agreeing or disagreeing.
+TEST_CASE("stage 5's check: a NaN backward error decides nothing", "[verify][stage5]") {
+  const int m = 3;
+  SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, m, 200, 0.01, 0, 11).body, m, ConvexBody::CentreMethod::streamed);
+  t.fast.free_basis_residual = std::numeric_limits<double>::quiet_NaN();
+  const Comparison c = check_span(t.body, t.fast, m, SpanOptions{});
+  INFO(format_table({c}));
+  CHECK(std::string(verdict(c)) == "undecided");
+  CHECK(c.compared == t.n);                  // the row's own items: every value,
+  CHECK(c.undecided == c.compared + 3);      // each undecided, and the three parts' (add_part counts them in)
+  const ComparisonPart& dimension = part_named(c, "dimension");
+  CHECK(dimension.compared == 1);
+  CHECK(dimension.undecided == 1);
+  CHECK(dimension.detail.rfind("a ratio of the reference's values is within its band", 0) == 0);
+  const ComparisonPart& directions = part_named(c, "hull directions");
+  CHECK(directions.undecided == 1);
+  CHECK(directions.detail.rfind("gap s_m − s_{m−1} = ", 0) == 0);
+  const ComparisonPart& point = part_named(c, "hull point");
+  CHECK(point.undecided == 1);
+}
+
+// Wedin's bound between 1 and 10 (a streamed ρ chosen for it): sin θ ≤ 1 always, so a bound
+// ≥ 1 says nothing — undecided, not "agree" — however far below 10 it is.
+TEST_CASE("stage 5's check: a directions bound between 1 and 10 is undecided", "[verify][stage5]") {
+  const int m = 3, p = m - 1;
+  SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, m, 200, 0.01, 0, 11).body, m, ConvexBody::CentreMethod::streamed);
+  const Eigen::VectorXd& s = t.ref.singular_values;
+  const auto bound_at = [&](double rho) {
+    const double e = tol::streamed_svd_backward_error(t.rows, t.n, p, rho) * t.ref.frobenius +
+                     (tol::span_reference_value_error(t.rows, t.n, t.ref.bits, t.ref.frobenius) + u * s.maxCoeff());
+    return tol::singular_subspace_sin_bound(e, s(p) - s(p - 1), p, t.n) +
+           tol::span_reference_angle_error(t.n, t.ref.bits, t.ref.frobenius, s(p), s(p - 1));
+  };
+  // Bisect log ρ for a bound in [2, 5] (the bound rises with ρ, to +∞ at ε = gap).
+  double lo = -40, hi = 0;
+  for (int step = 0; step < 200 && !(bound_at(std::exp(lo)) >= 2 && bound_at(std::exp(lo)) <= 5); ++step) {
+    const double mid = 0.5 * (lo + hi), b = bound_at(std::exp(mid));
+    (b < 2 ? lo : hi) = mid;
+    if (b >= 2 && b <= 5) lo = mid;
+  }
+  const double rho = std::exp(lo);
+  REQUIRE(bound_at(rho) >= 2);
+  REQUIRE(bound_at(rho) <= 5);
+  t.fast.free_basis_residual = rho;
+  const Comparison c = check_span(t.body, t.fast, m, SpanOptions{});
+  const ComparisonPart& directions = part_named(c, "hull directions");
+  INFO(directions.detail);
+  CHECK(directions.compared == 1);
+  CHECK(directions.undecided == 1);
+  CHECK(directions.detail.rfind("gap s_m − s_{m−1} = ", 0) == 0);
+}
+
 // ---- The iterative centre: k = min(n, 2m + 1) smallest values, each with its Ritz residual.
 
 namespace {

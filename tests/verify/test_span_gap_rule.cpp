@@ -227,3 +227,22 @@ TEST_CASE("stage 5's decided dimension: a value below the rank threshold takes t
   s << 0.5, 9.8;
   CHECK(decided_gap_dimension(s, 1.0, 0, 0.01, 1, kMinGap) == 0);
 }
+
+// NaN or ±∞ in any argument: no decision, even where the finite arguments alone would
+// give one (s = (1, 100) decides 1 with every error 0).
+TEST_CASE("stage 5's decided dimension: NaN or infinity anywhere is undecided", "[verify][stage5]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd s(2);
+  s << 1, 100;
+  REQUIRE(decided_gap_dimension(s, 0, 0, 0, 1, kMinGap) == 1);
+  for (double bad : {nan, inf, -inf}) {
+    INFO("value " << bad);
+    Eigen::VectorXd t = s;
+    t(0) = bad;
+    CHECK_FALSE(decided_gap_dimension(t, 0, 0, 0, 1, kMinGap).has_value());
+    CHECK_FALSE(decided_gap_dimension(s, bad, 0, 0, 1, kMinGap).has_value());
+    CHECK_FALSE(decided_gap_dimension(s, 0, bad, 0, 1, kMinGap).has_value());
+    CHECK_FALSE(decided_gap_dimension(s, 0, 0, bad, 1, kMinGap).has_value());
+    CHECK_FALSE(decided_gap_dimension(s, 0, 0, 0, 1, bad).has_value());
+  }
+}

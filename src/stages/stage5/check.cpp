@@ -27,6 +27,10 @@ constexpr double kU = tol::kDoubleUnitRoundoff;
 // the fast rule's own rounding of each ratio. (.at(): a window past the values throws.)
 std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
                                          int m, double min_gap) {
+  // NaN or ±∞ anywhere: no interval to decide by (NaN would pass every `<` test as false).
+  if (!s.allFinite() || !std::isfinite(threshold) || !std::isfinite(e) || !std::isfinite(e_threshold) ||
+      !std::isfinite(min_gap))
+    return std::nullopt;
   const Eigen::Index window = std::min<Eigen::Index>(s.size(), 2 * Eigen::Index{m} + 1);
   const double tiny = std::numeric_limits<double>::min();
   const double floor_lo = std::max(threshold - e_threshold, tiny), floor_hi = std::max(threshold + e_threshold, tiny);
@@ -84,11 +88,9 @@ ComparisonPart compare_dimension(const SpanResult& fast, const SpanReference& re
   part.name = "dimension";
   part.quantity = "free directions by the gap rule (s_j/s_{j−1} ≥ min_gap)";
   part.compared = 1;
-  const double e_threshold = static_cast<double>(ref.singular_values.size()) * std::numeric_limits<double>::epsilon() *
-                                 e.value() + kU * ref.threshold;
-  const bool finite = ref.singular_values.allFinite() && std::isfinite(ref.threshold) && std::isfinite(e.value());
+  const double e_threshold = tol::rank_threshold_error(ref.singular_values.size(), e.value(), ref.threshold);
   const std::optional<int> decided =
-      finite ? decided_gap_dimension(ref.singular_values, ref.threshold, e.value(), e_threshold, m, o.min_gap) : std::nullopt;
+      decided_gap_dimension(ref.singular_values, ref.threshold, e.value(), e_threshold, m, o.min_gap);
   if (!decided) {
     part.undecided = 1;
     part.detail = "a ratio of the reference's values is within its band of min_gap or of another: undecided";
@@ -141,7 +143,7 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
   const Eigen::VectorXd& s = ref.singular_values;
   const long long n = s.size();
   const int p = m - 1;
-  const double e_threshold = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * e.value() + kU * ref.threshold;
+  const double e_threshold = tol::rank_threshold_error(n, e.value(), ref.threshold);
   long long kept = 0;
   for (long long j = p; j < n; ++j) {
     if (std::abs(s(j) - ref.threshold) <= e.value() + e_threshold) {
@@ -236,8 +238,7 @@ ComparisonPart compare_iterative_hull_point(const SpanResult& fast, const SpanRe
   const double difference = (fast.hull_point - ref.x0).norm();
   // The iterative method keeps every constrained direction (it refuses a constrained
   // value at the threshold); the reference must too, decidedly.
-  const double e_threshold = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * e.reference_value +
-                             kU * ref.threshold;
+  const double e_threshold = tol::rank_threshold_error(n, e.reference_value, ref.threshold);
   if (!(s(p) - e.reference_value > ref.threshold + e_threshold)) {
     part.compared = 1;
     part.undecided = 1;

@@ -35,7 +35,8 @@ Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, con
 // The dimension part's decision: the fast gap rule (gap_dimension) re-applied to every
 // vector of singular values within `e` of `s` and every rank threshold within
 // `e_threshold` of `threshold`. Returns the dimension when all of them give the same
-// one, 0 when none of them can pass min_gap, and nothing (undecided) otherwise.
+// one, 0 when none of them can pass min_gap, and nothing (undecided) otherwise, or
+// when any argument is NaN or ±∞.
 // (tests/verify/test_span_gap_rule.cpp: soundness against gap_dimension on
 // perturbed values, exactness at e = 0.)
 std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
