@@ -12,6 +12,10 @@
 #include <mpfr.h>
 #include <omp.h>
 
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -97,6 +101,25 @@ json cpu_features() {
   return features;
 }
 
+// The LAPACK the LP solver's dense factorisation calls (CoinUtils' dgetrf_): the file
+// that provides the symbol in this process (Debian's alternatives choose it at run
+// time: the reference LAPACK or OpenBLAS), and OpenBLAS's kernel for this CPU when it is
+// OpenBLAS. Both change the LPs' last bits, and so a learner run's bytes
+// (docs/reproducibility.md, its table's LAPACK row).
+json lapack_provenance() {
+  json out = {{"library", "none"}};
+  void* symbol = dlsym(RTLD_DEFAULT, "dgetrf_");
+  Dl_info info{};
+  if (symbol && dladdr(symbol, &info) && info.dli_fname) {
+    char resolved[PATH_MAX];
+    out["library"] = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+  }
+  using CoreName = char* (*)();
+  if (auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
+    if (const char* name = core()) out["openblas_core"] = name;
+  return out;
+}
+
 json library_versions() {
   return {{"eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                         std::to_string(EIGEN_MINOR_VERSION)},
@@ -131,6 +154,7 @@ json arithmetic_provenance() {
           {"build_type", kBuildType},
           {"compiler", compiler_name()},
           {"libraries", library_versions()},
+          {"lapack", lapack_provenance()},
           {"cpu", cpu_model()},
           {"cpu_features", cpu_features()},
           {"threads_available", omp_get_max_threads()},
