@@ -3,6 +3,7 @@
 // tightening, fitted duals, the active-set polish and the phase-1 Farkas
 // certificate of emptiness. The certificates' arithmetic: convex_body.cpp.
 #include "geometry/convex_body_clp.hpp"
+#include "geometry/clp_settings.hpp"
 
 #include <Eigen/Dense>
 
@@ -249,6 +250,7 @@ Infeasibility certify_empty(const SlabData& d, double radius) {
   const int N = static_cast<int>(d.a.rows()), n = static_cast<int>(d.a.cols());
   ClpSimplex model;
   load_phase1(model, d, radius);
+  factorise_without_lapack(model);
   model.dual();
   if (model.status() != 0) {
     out.message = "phase-1 LP not solved: " + clp_status_text(model.status(), model.secondaryStatus());

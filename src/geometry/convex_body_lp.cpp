@@ -5,6 +5,7 @@
 #include "geometry/convex_body.hpp"
 
 #include "geometry/convex_body_clp.hpp"
+#include "geometry/clp_settings.hpp"
 
 #include <CoinError.hpp>
 
@@ -57,6 +58,7 @@ bool first_solve_decides(ClpSimplex& model, const SlabData& d, double radius, Lp
     if (!inf.certified) {
       // Not confirmed by a certificate: ask the primal simplex before believing it.
       msg << "dual simplex reported infeasible (" << inf.message << "), primal simplex retried; ";
+      factorise_without_lapack(model);
       model.primal();
       out.iterations += model.numberIterations();
     }
@@ -106,6 +108,7 @@ LpPoint verify_lp_point(ClpSimplex& model, const SlabData& d, double radius, Eig
     }
     if (p.round >= kTighteningRounds) break;
     if (!prepare_resolve(model, d, p.viol, p.round, tau, tighten)) break;
+    factorise_without_lapack(model);
     model.dual();
     out.iterations += model.numberIterations();
     if (model.status() != 0) {
@@ -203,6 +206,7 @@ ConvexBody::LpResult ConvexBody::optimise(const Eigen::VectorXd& u, double sense
     load_lp(model, d, v, radius_);
     Eigen::VectorXd tighten = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(slabs_.size()));
     set_row_bounds(model, d, tighten);
+    factorise_without_lapack(model);
     model.dual();
     out.iterations = model.numberIterations();
     if (first_solve_decides(model, d, radius_, out, msg)) return out;

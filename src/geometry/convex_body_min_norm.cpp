@@ -6,6 +6,7 @@
 #include "geometry/convex_body.hpp"
 
 #include "geometry/convex_body_clp.hpp"
+#include "geometry/clp_settings.hpp"
 
 #include <ClpCholeskyBase.hpp>
 #include <ClpInterior.hpp>
@@ -106,6 +107,7 @@ QpSolve barrier_then_crossover(QpData& q, const SlabData& d, int simplex_cap) {
   s.model->setDualTolerance(kClpDualTolerance);
   s.model->setPrimalTolerance(clp_primal_tolerance(d));
   s.model->setMaximumIterations(simplex_cap);
+  factorise_without_lapack(*s.model);
   s.model->primal(1);  // values pass from the barrier point
   return s;
 }
@@ -121,6 +123,7 @@ QpSolve simplex_only(QpData& q, const SlabData& d, const Eigen::VectorXd& tighte
                     q.obj.data(), q.row_lo.data(), q.row_up.data());
   set_row_bounds(model, d, tighten);
   model.setPrimalTolerance(clp_primal_tolerance(d));
+  factorise_without_lapack(model);
   model.primal();  // feasibility (CLP 1.17's dual simplex misjudges free-column zero-objective LPs)
   if (model.status() == 0) {
     model.loadQuadraticObjective(n, q.q_start.data(), q.q_index.data(), q.q_value.data());

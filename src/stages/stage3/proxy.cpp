@@ -1,6 +1,7 @@
 #include "stages/stage3/proxy.hpp"
 
 #include "util/format.hpp"
+#include "geometry/clp_settings.hpp"
 
 #include <ClpSimplex.hpp>
 #include <CoinError.hpp>
@@ -51,6 +52,7 @@ double least_consistent_factor(const ConvexBody& body, std::string& message) {
     model.setLogLevel(0);
     model.loadProblem(n + 1, rows, start.data(), index.data(), value.data(), col_lo.data(), col_up.data(), obj.data(),
                       row_lo.data(), row_up.data());
+    factorise_without_lapack(model);
     model.dual();
     if (model.status() != 0) {
       message = format("CLP status %d on the widening LP", model.status());

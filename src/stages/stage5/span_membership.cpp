@@ -5,6 +5,7 @@
 #include "numeric/rng.hpp"
 #include "util/clock.hpp"
 #include "util/format.hpp"
+#include "geometry/clp_settings.hpp"
 
 #include <ClpSimplex.hpp>
 #include <CoinError.hpp>
@@ -67,6 +68,7 @@ class CutLp {
   }
   // Solves; false when CLP did not reach an optimum (status and its text in `why`).
   bool solve(std::string& why) {
+    factorise_without_lapack(model_);
     model_.dual();
     if (model_.status() != 0) model_.primal();  // the dual simplex can stall after many added rows
     if (model_.status() == 0) return true;
