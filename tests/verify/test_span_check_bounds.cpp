@@ -329,6 +329,7 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
   SECTION("the free direction turned by 1e-4: the directions disagree") {
     SpanResult fast = t.fast;
     Eigen::VectorXd v = fast.hull_directions.row(0).transpose();
+    REQUIRE(1e-4 > 10 * part_named(t.row, "hull directions").bound);  // the fault, far past its bound
     v += 1e-4 * fast.hull_point.normalized();
     fast.hull_directions.row(0) = v.normalized().transpose();
     const Comparison c = check(fast);
@@ -340,6 +341,7 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
   }
   SECTION("the hull point moved by 1e-6 of its norm: the point disagrees") {
     SpanResult fast = t.fast;
+    REQUIRE(1e-6 * fast.hull_point.norm() > 10 * part_named(t.row, "hull point").bound);  // far past its bound
     fast.hull_point(0) += 1e-6 * fast.hull_point.norm();
     const Comparison c = check(fast);
     const ComparisonPart& point = part_named(c, "hull point");
