@@ -58,16 +58,24 @@ def interrupt(name, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     for attempt in range(5):
         with open(tmp_path / "stderr", "w+") as stderr:
+            # SIGINT back to its default in the child: a child started with SIGINT ignored
+            # (a background job of a shell without job control) gets no Python handler,
+            # never raises KeyboardInterrupt and would run its loop for ever
             child = subprocess.Popen([sys.executable, "-c", CHILD, name, str(tmp_path / "ck")], stdout=subprocess.PIPE,
-                                     stderr=stderr, text=True, env=env)
+                                     stderr=stderr, text=True, env=env,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             assert child.stdout.readline().strip() == "ready"
             # deep in the calls (learn: past its first safe points); each attempt a
             # little later, so that no attempt falls at the same point between two calls
             time.sleep(1.5 + 0.37 * attempt)
             sent = time.time()
             child.send_signal(signal.SIGINT)
-            line = child.stdout.readline().split()
-            child.wait(60)
+            try:  # bounded: a lost SIGINT fails here in a minute instead of hanging the suite
+                line = child.communicate(timeout=60)[0].split()
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.communicate()
+                pytest.fail(f"{name}: the child still ran 60 s after SIGINT")
             stderr.seek(0)
             last = (stderr.read().strip().splitlines() or ["(nothing on stderr)"])[-1]
         # no KeyboardInterrupt at all: the child ended otherwise (its last line says how)
