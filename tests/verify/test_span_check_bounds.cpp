@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mha;
 namespace tol = mha::tolerance;
@@ -359,6 +360,18 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
     CHECK(directions.compared == 1);
     CHECK(directions.undecided == 1);
     CHECK(directions.detail.rfind("λ_m − λ̂_{m−1} = ", 0) == 0);
+  }
+  SECTION("the other values' residual infinite: their items undecided, never agreeing; the free value still decided") {
+    SpanResult fast = t.fast;
+    fast.value_residual = std::numeric_limits<double>::infinity();
+    const Comparison c = check(fast);
+    INFO(format_table({c}));
+    int parts_undecided = 0;
+    for (const ComparisonPart& part : c.parts) parts_undecided += part.undecided;
+    const long long window_values = fast.singular_values.size() - (m - 1);
+    REQUIRE(window_values > 0);
+    CHECK(c.undecided - parts_undecided == window_values);  // the row's own items: one per window value
+    CHECK(c.compared == fast.singular_values.size());
   }
   SECTION("a residual past every bound: directions undecided, the hull point unbounded") {
     SpanResult fast = t.fast;
