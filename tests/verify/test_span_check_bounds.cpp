@@ -400,3 +400,110 @@ TEST_CASE("stage 5's check: an iterative result against a rank-deficient body le
   CHECK(point.undecided == 1);
   CHECK(point.detail.rfind("the smallest constrained value", 0) == 0);
 }
+
+// ---- The hull point's kept set and bound, on values placed by hand.
+
+// Threshold 1, e = 1/4, e_threshold = 1/8: the band is |s − 1| ≤ 3/8, every number exact.
+TEST_CASE("stage 5's kept set: values placed at the band's edges", "[verify][stage5]") {
+  const double t = 1, e = 0.25, e_t = 0.125;
+  const auto kept = [&](std::vector<double> values, int p) {
+    return decided_kept_count(Eigen::Map<const Eigen::VectorXd>(values.data(), Eigen::Index(values.size())), p, t, e,
+                              e_t);
+  };
+  CHECK(kept({0.0, 2.0, 3.0}, 1) == 2);                    // both constrained values clear above
+  CHECK(kept({0.0, 0.5, 3.0}, 1) == 1);                    // 0.5: 1/2 below, past 3/8
+  CHECK(kept({0.0, 0.25, 0.5}, 1) == 0);                   // all below: nothing kept (0.25 is 1/4 from 0, 3/4 from 1)
+  CHECK_FALSE(kept({0.0, 1.375, 3.0}, 1).has_value());     // at the band's upper edge: undecided (the edge included)
+  CHECK_FALSE(kept({0.0, 0.625, 3.0}, 1).has_value());     // at its lower edge
+  CHECK(kept({0.0, std::nextafter(1.375, 2.0), 3.0}, 1) == 2);  // one ulp past the edge: decided
+  CHECK_FALSE(kept({0.0, 1.3, 3.0}, 1).has_value());       // 0.3 from it: inside e + e_threshold, outside each alone
+  CHECK(kept({1.0, 2.0, 3.0}, 1) == 2);                    // a free value at the threshold is not looked at
+  CHECK_FALSE(kept({0.0, 2.0, 1.0}, 1).has_value());       // the last value too
+  CHECK(kept({0.0, 2.0, 3.0}, 3) == 0);                    // no constrained value
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  CHECK_FALSE(kept({0.0, nan, 3.0}, 1).has_value());
+  CHECK_FALSE(kept({0.0, 2.0, inf}, 1).has_value());
+  const Eigen::Vector3d s(0.0, 2.0, 3.0);
+  CHECK_FALSE(decided_kept_count(s, 1, nan, e, e_t).has_value());
+  CHECK_FALSE(decided_kept_count(s, 1, t, nan, e_t).has_value());
+  CHECK_FALSE(decided_kept_count(s, 1, t, e, inf).has_value());
+}
+
+// Each term of the hull point's bound at hand-placed values: which values are s_max,
+// s_kept and s_drop for each kept count, κ = s_max/s_kept, and the sum's order.
+TEST_CASE("stage 5's hull point bound: each term is its formula at the kept count's values", "[verify][stage5]") {
+  const Eigen::Vector4d s(1e-3, 0.5, 2.0, 4.0);
+  HullPointInputs in;
+  in.e = 1e-9, in.sin_kept = 1e-6, in.x0_norm = 3.0, in.weighted_residual = 0.25, in.c_norm = 5.0, in.rows = 40;
+  in.bits = 128;
+  const long long n = 4;
+  for (long long kept = 1; kept <= n; ++kept) {
+    INFO("kept " << kept);
+    const double s_kept = s(n - kept), s_drop = kept < n ? s(n - kept - 1) : 0.0;
+    const HullPointBound b = hull_point_bound_terms(s, kept, in);
+    CHECK(b.s_kept == s_kept);
+    CHECK(b.s_drop == s_drop);
+    CHECK(b.solve == tol::hull_point_bound(in.e, 4.0, s_kept, s_drop, in.sin_kept, in.x0_norm, in.weighted_residual,
+                                           in.c_norm, in.rows, n, kept));
+    CHECK(b.rounding == u * 3.0);
+    CHECK(b.reference == tol::span_reference_point_error(40, n, 128, 4.0 / s_kept, 3.0));
+    CHECK(b.total() == (b.solve + b.rounding) + b.reference);
+  }
+  // The terms differ from one kept count to the next (so each pin above can fail).
+  CHECK(hull_point_bound_terms(s, 3, in).reference != hull_point_bound_terms(s, 2, in).reference);
+  CHECK(hull_point_bound_terms(s, 3, in).s_drop == 1e-3);
+  CHECK(hull_point_bound_terms(s, 4, in).s_drop == 0.0);
+  in.bits = 64;  // the reference's precision reaches its term
+  CHECK(hull_point_bound_terms(s, 2, in).reference == tol::span_reference_point_error(40, n, 64, 2.0, 3.0));
+}
+
+// Fewer slabs than unknowns on the dense path: constrained values at 0, within the band of
+// the rank threshold, so the kept set and the point are undecided (one item).
+TEST_CASE("stage 5's check: a rank-deficient body leaves the dense hull point undecided", "[verify][stage5]") {
+  const ConvexBody thin = test::token_hull_body(kIterativeD, 2, 40, 0.05, 1e-3, 5).body;
+  const ConvexBody::Centre centre = thin.least_squares_centre(1, ConvexBody::CentreMethod::dense);
+  const SpanResult fast = find_span(thin, centre, 2, SpanOptions{});
+  const Comparison c = check_span(thin, fast, 2, SpanOptions{});
+  const ComparisonPart& point = part_named(c, "hull point");
+  INFO(point.detail);
+  CHECK(point.compared == 1);
+  CHECK(point.undecided == 1);
+  CHECK(point.detail.rfind("singular value ", 0) == 0);
+}
+
+// A streamed ρ that puts ε between half the kept values' gap and the gap: the kept set is
+// decided (every constrained value far above the threshold) but sin θ of the kept subspace
+// is not below 1, so hull_point_bound has no finite value: one undecided item.
+TEST_CASE("stage 5's check: a kept set decided without a finite point bound is undecided", "[verify][stage5]") {
+  const int m = 3, p = m - 1;
+  SpanCheckCase t =
+      span_check_case(test::synthetic_body(10, m, 200, 0.01, 0, 11).body, m, ConvexBody::CentreMethod::streamed);
+  const Eigen::VectorXd& s = t.ref.singular_values;
+  const auto e_at = [&](double rho) {
+    return tol::streamed_svd_backward_error(t.rows, t.n, p, rho) * t.ref.frobenius +
+           (tol::span_reference_value_error(t.rows, t.n, t.ref.bits, t.ref.frobenius) + u * s.maxCoeff());
+  };
+  const double gap = s(p) - s(p - 1);
+  // Bisect log ρ for ε in [0.6, 0.8]·gap (ε rises with ρ).
+  double lo = -60, hi = 5;
+  for (int step = 0; step < 200; ++step) {
+    const double mid = 0.5 * (lo + hi), e = e_at(std::exp(mid));
+    if (e >= 0.6 * gap && e <= 0.8 * gap) {
+      lo = mid;
+      break;
+    }
+    (e < 0.6 * gap ? lo : hi) = mid;
+  }
+  const double rho = std::exp(lo), e = e_at(rho);
+  REQUIRE(e >= 0.6 * gap);
+  REQUIRE(e <= 0.8 * gap);
+  REQUIRE(decided_kept_count(s, p, t.ref.threshold, e, tol::rank_threshold_error(t.n, e, t.ref.threshold)) == t.n - p);
+  REQUIRE_FALSE(tol::singular_subspace_sin_bound(e, gap, p, t.n) < 1);
+  t.fast.free_basis_residual = rho;
+  const Comparison c = check_span(t.body, t.fast, m, SpanOptions{});
+  const ComparisonPart& point = part_named(c, "hull point");
+  INFO(point.detail);
+  CHECK(point.compared == 1);
+  CHECK(point.undecided == 1);
+  CHECK(point.detail.rfind("no finite bound", 0) == 0);
+}

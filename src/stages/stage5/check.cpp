@@ -51,6 +51,30 @@ std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double thresh
   return std::nullopt;
 }
 
+std::optional<long long> decided_kept_count(const Eigen::VectorXd& s, int p, double threshold, double e,
+                                            double e_threshold) {
+  if (!s.allFinite() || !std::isfinite(threshold) || !std::isfinite(e) || !std::isfinite(e_threshold))
+    return std::nullopt;
+  long long kept = 0;
+  for (Eigen::Index j = p; j < s.size(); ++j) {
+    if (std::abs(s(j) - threshold) <= e + e_threshold) return std::nullopt;
+    kept += s(j) > threshold;
+  }
+  return kept;
+}
+
+HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, const HullPointInputs& in) {
+  const long long n = s.size();
+  HullPointBound b;
+  b.s_kept = s(n - kept);
+  b.s_drop = n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0;
+  b.solve = tol::hull_point_bound(in.e, s(n - 1), b.s_kept, b.s_drop, in.sin_kept, in.x0_norm, in.weighted_residual,
+                                  in.c_norm, in.rows, n, kept);
+  b.rounding = kU * in.x0_norm;
+  b.reference = tol::span_reference_point_error(in.rows, n, in.bits, s(n - 1) / b.s_kept, in.x0_norm);
+  return b;
+}
+
 namespace {
 
 // sin of the largest principal angle between the row spaces of a and b
@@ -142,30 +166,26 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
   part.quantity = "‖x̂0 − x0‖ (the minimum-norm least-squares point across the hull)";
   const Eigen::VectorXd& s = ref.singular_values;
   const long long n = s.size();
-  const int p = m - 1;
   const double e_threshold = tol::rank_threshold_error(n, e.value(), ref.threshold);
-  long long kept = 0;
-  for (long long j = p; j < n; ++j) {
-    if (std::abs(s(j) - ref.threshold) <= e.value() + e_threshold) {
-      part.compared = 1;
-      part.undecided = 1;
-      part.detail = format("singular value %.3g within its band of the rank threshold %.3g: the kept set is undecided",
-                           s(j), ref.threshold);
-      return part;
-    }
-    kept += s(j) > ref.threshold;
+  const std::optional<long long> kept = decided_kept_count(s, m - 1, ref.threshold, e.value(), e_threshold);
+  if (!kept) {
+    part.compared = 1;
+    part.undecided = 1;
+    // (the detail names the first value in the band, as the kept-set rule meets it)
+    part.detail = format("singular value %.3g within its band of the rank threshold %.3g: the kept set is undecided",
+                         *std::find_if(s.data() + m - 1, s.data() + n - 1,
+                                       [&](double v) { return std::abs(v - ref.threshold) <= e.value() + e_threshold; }),
+                         ref.threshold);
+    return part;
   }
-  if (kept == 0) {
+  if (*kept == 0) {
     part.detail = "no constrained direction above the rank threshold: x0 = 0 on both paths";
     return part;
   }
-  const double s_kept = s(n - kept), s_drop = n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0;
-  const double sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(kept, n - kept), n);
-  const double x0_norm = ref.x0.norm();
-  const double kappa = s(n - 1) / s_kept;
-  const double bound = tol::hull_point_bound(e.value(), s(n - 1), s_kept, s_drop, sin_kept, x0_norm, ref.weighted_residual,
-                                             ref.c_norm, rows, n, kept) +
-                       kU * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, kappa, x0_norm);
+  const double s_kept = s(n - *kept), s_drop = n - *kept - 1 >= 0 ? s(n - *kept - 1) : 0.0;
+  HullPointInputs in{e.value(), 0, ref.x0.norm(), ref.weighted_residual, ref.c_norm, rows, ref.bits};
+  in.sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(*kept, n - *kept), n);
+  const double bound = hull_point_bound_terms(s, *kept, in).total();
   const double difference = (fast.hull_point - ref.x0).norm();
   if (!std::isfinite(bound)) {
     part.compared = 1;
@@ -175,7 +195,7 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
     return part;
   }
   part.record(difference, bound);
-  part.detail = format("‖x̂0 − x0‖ = %.3g within %.3g (‖x0‖ = %.3g)", difference, bound, x0_norm);
+  part.detail = format("‖x̂0 − x0‖ = %.3g within %.3g (‖x0‖ = %.3g)", difference, bound, in.x0_norm);
   return part;
 }
 
@@ -238,20 +258,18 @@ ComparisonPart compare_iterative_hull_point(const SpanResult& fast, const SpanRe
   const double difference = (fast.hull_point - ref.x0).norm();
   // The iterative method keeps every constrained direction (it refuses a constrained
   // value at the threshold); the reference must too, decidedly.
-  const double e_threshold = tol::rank_threshold_error(n, e.reference_value, ref.threshold);
-  if (!(s(p) - e.reference_value > ref.threshold + e_threshold)) {
+  const std::optional<long long> kept = decided_kept_count(
+      s, p, ref.threshold, e.reference_value, tol::rank_threshold_error(n, e.reference_value, ref.threshold));
+  if (kept != n - p) {
     part.compared = 1;
     part.undecided = 1;
     part.detail = format("the smallest constrained value %.3g is not clearly above the rank threshold %.3g: the kept "
                          "set is undecided", s(p), ref.threshold);
     return part;
   }
-  const double x0_norm = ref.x0.norm();
-  const double kappa = s(n - 1) / s(p);
-  const double s_drop = p > 0 ? s(p - 1) : 0.0;
-  const double bound = tol::hull_point_bound(e.point, s(n - 1), s(p), s_drop, sin_kept, x0_norm, ref.weighted_residual,
-                                             ref.c_norm, rows, n, n - p) +
-                       kU * x0_norm + tol::span_reference_point_error(rows, n, ref.bits, kappa, x0_norm);
+  const HullPointInputs in{e.point, sin_kept, ref.x0.norm(), ref.weighted_residual, ref.c_norm, rows, ref.bits};
+  const double x0_norm = in.x0_norm;
+  const double bound = hull_point_bound_terms(s, n - p, in).total();
   if (!std::isfinite(bound)) {
     part.compared = 1;
     part.undecided = 1;

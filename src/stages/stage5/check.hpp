@@ -42,4 +42,39 @@ Comparison check_span(const ConvexBody& body, const SpanResult& fast, int m, con
 std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double threshold, double e, double e_threshold,
                                          int m, double min_gap);
 
+// The hull point's kept set (span_reference.hpp: x0 over the constrained values above the
+// rank threshold): how many of s_p, …, s_{n−1} (ascending) lie above `threshold`, when
+// none is within e + e_threshold of it (the edge included); nothing (undecided) when one
+// is, or when any argument is NaN or ±∞. The iterative centre keeps every constrained
+// direction, so its check needs the count n − p, decided.
+// (tests/verify/test_span_check_bounds.cpp: values placed at the band's edges.)
+std::optional<long long> decided_kept_count(const Eigen::VectorXd& s, int p, double threshold, double e,
+                                            double e_threshold);
+
+// What the hull point's bound needs besides the reference's values.
+struct HullPointInputs {
+  double e = 0;                  // the error on each value: ε_M + the reference's (dense, streamed), or the
+                                 // iterative centre's point backward error
+  double sin_kept = 0;           // sin θ of the kept subspace (singular_subspace_sin_bound)
+  double x0_norm = 0;            // ‖x0‖, the reference's point
+  double weighted_residual = 0;  // ‖M x0 − c‖, the reference's
+  double c_norm = 0;             // ‖c‖
+  long long rows = 0;            // max(slabs, unknowns)
+  unsigned bits = 128;           // the reference's precision
+};
+
+// ‖x̂0 − x0‖'s bound term by term, with the `kept` largest of the ascending values `s`
+// kept: tolerance::hull_point_bound at s_max, the smallest kept value s_kept and the
+// largest dropped one s_drop (0 when none is dropped), one rounding of x0 (u‖x0‖), and
+// the reference's own error, tolerance::span_reference_point_error at κ = s_max/s_kept.
+// Each term is pinned to its formula in tests/verify/test_span_check_bounds.cpp.
+struct HullPointBound {
+  double s_kept = 0, s_drop = 0;
+  double solve = 0;      // tolerance::hull_point_bound
+  double rounding = 0;   // u‖x0‖
+  double reference = 0;  // tolerance::span_reference_point_error
+  double total() const { return solve + rounding + reference; }
+};
+HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, const HullPointInputs& inputs);
+
 }  // namespace mha
