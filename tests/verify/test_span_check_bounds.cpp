@@ -507,3 +507,32 @@ TEST_CASE("stage 5's check: a kept set decided without a finite point bound is u
   CHECK(point.undecided == 1);
   CHECK(point.detail.rfind("no finite bound", 0) == 0);
 }
+
+// sin θ ≤ 1: a bound decides only strictly below 1.
+TEST_CASE("stage 5's directions: a bound decides only below 1, never at NaN", "[verify][stage5]") {
+  CHECK(sin_bound_decides(0.5));
+  CHECK(sin_bound_decides(std::nextafter(1.0, 0.0)));
+  CHECK_FALSE(sin_bound_decides(1.0));
+  CHECK_FALSE(sin_bound_decides(std::numeric_limits<double>::infinity()));
+  CHECK_FALSE(sin_bound_decides(std::numeric_limits<double>::quiet_NaN()));
+}
+
+// The two directions bounds at dyadic values, where every term and each 2u widening shows
+// in the double result.
+TEST_CASE("stage 5's directions bounds: each term is its formula", "[verify][stage5]") {
+  // Dense: Wedin at the gap plus the reference's angle (here not below an ulp of the sum).
+  CHECK(directions_bound(1e-3, 2.0, 0.5, 4, 10, 0.125) == tol::singular_subspace_sin_bound(1e-3, 1.5, 4, 10) + 0.125);
+  CHECK(directions_bound(1e-3, 2.0, 0.5, 4, 10, 0.0) == tol::singular_subspace_sin_bound(1e-3, 1.5, 4, 10));
+
+  // Iterative: s_p = 1, e_ref = 1/4 (λ_p's error 2·1·1/4 + 1/16), ŝ_{p−1} = 1/4, p = 4.
+  const double residual = 1.0 / 64, angle = 1.0 / 32;
+  const long long p = 4, n = 10, k = 9;
+  const IterativeDirectionsBound b = iterative_directions_bound(1.0, 0.25, 0.25, residual, p, n, k, angle);
+  const double lambda_p = (1.0 - (0.5 + 0.0625)) * (1 - 2 * u), lambda_hat = 0.0625 * (1 + 2 * u);
+  CHECK(b.separation == lambda_p - lambda_hat);
+  CHECK(b.separation != (1.0 - 0.5625) - 0.0625);  // the widenings show at these values
+  CHECK(b.bound == (residual / b.separation + 2.0 * tol::gamma(16 * n * k) + angle) * tol::bound_evaluation_factor(8));
+  // No separation: +∞, however small the residual.
+  CHECK(iterative_directions_bound(0.25, 0.0, 0.25, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
+  CHECK(iterative_directions_bound(0.25, 0.0, 0.5, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
+}

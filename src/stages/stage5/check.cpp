@@ -75,6 +75,25 @@ HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, 
   return b;
 }
 
+bool sin_bound_decides(double bound) { return bound < 1; }
+
+double directions_bound(double e, double s_p, double s_p_below, long long p, long long n, double reference_angle) {
+  return tol::singular_subspace_sin_bound(e, s_p - s_p_below, p, n) + reference_angle;
+}
+
+IterativeDirectionsBound iterative_directions_bound(double s_p, double reference_value, double s_hat_free,
+                                                    double residual, long long p, long long n, long long k,
+                                                    double reference_angle) {
+  IterativeDirectionsBound b;
+  const double reference_lambda_error = 2 * s_p * reference_value + reference_value * reference_value;
+  const double lambda_hat = s_hat_free * s_hat_free * (1 + 2 * kU);
+  b.separation = (s_p * s_p - reference_lambda_error) * (1 - 2 * kU) - lambda_hat;
+  b.bound = b.separation > 0 ? (residual / b.separation + std::sqrt(double(p)) * tol::gamma(16 * n * k) + reference_angle) *
+                                   tol::bound_evaluation_factor(8)
+                             : std::numeric_limits<double>::infinity();
+  return b;
+}
+
 namespace {
 
 // sin of the largest principal angle between the row spaces of a and b
@@ -145,9 +164,9 @@ ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& r
   }
   const Eigen::VectorXd& s = ref.singular_values;
   const double reference_angle = reference_directions_angle(ref, p);
-  const double bound = tol::singular_subspace_sin_bound(e.value(), s(p) - s(p - 1), p, n) + reference_angle;
+  const double bound = directions_bound(e.value(), s(p), s(p - 1), p, n, reference_angle);
   const double sine = sin_largest_principal_angle(fast.hull_directions, ref.free_basis);
-  if (!(bound < 1)) {
+  if (!sin_bound_decides(bound)) {
     part.compared = 1;
     part.undecided = 1;
     part.detail = format("gap s_m − s_{m−1} = %.3g is not above the SVD's error %.3g: the directions are not "
@@ -225,16 +244,10 @@ ComparisonPart compare_iterative_directions(const SpanResult& fast, const SpanRe
   }
   const Eigen::VectorXd& s = ref.singular_values;
   const double reference_angle = reference_directions_angle(ref, p);
-  // Davis–Kahan: the Ritz values of the block are ≤ λ̂_{p−1}, the rest of A's spectrum ≥ λ_p.
-  const double reference_lambda_error = 2 * s(p) * e.reference_value + e.reference_value * e.reference_value;
-  const double lambda_hat = fast.singular_values(p - 1) * fast.singular_values(p - 1) * (1 + 2 * kU);
-  const double separation = (s(p) * s(p) - reference_lambda_error) * (1 - 2 * kU) - lambda_hat;
+  const auto [separation, bound] = iterative_directions_bound(s(p), e.reference_value, fast.singular_values(p - 1),
+                                                              e.residual, p, n, k, reference_angle);
   const double sine = sin_largest_principal_angle(fast.hull_directions, ref.free_basis);
-  const double bound = separation > 0
-      ? (e.residual / separation + std::sqrt(double(p)) * tol::gamma(16 * n * k) + reference_angle) *
-            tol::bound_evaluation_factor(8)
-      : std::numeric_limits<double>::infinity();
-  if (!(bound < 1)) {
+  if (!sin_bound_decides(bound)) {
     part.compared = 1;
     part.undecided = 1;
     part.detail = format("λ_m − λ̂_{m−1} = %.3g is not above the Ritz residual %.3g: the directions are not "

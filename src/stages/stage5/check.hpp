@@ -77,4 +77,26 @@ struct HullPointBound {
 };
 HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, const HullPointInputs& inputs);
 
+// sin θ ≤ 1 always: a bound that is not below 1 (NaN included) decides nothing, and the
+// directions are undecided.
+bool sin_bound_decides(double bound);
+
+// The hull directions' bound on the dense and streamed paths: Wedin's sin θ bound
+// (tolerance::singular_subspace_sin_bound) at the reference's gap s_p − s_{p−1}, plus the
+// reference's own angle (tolerance::span_reference_angle_error).
+double directions_bound(double e, double s_p, double s_p_below, long long p, long long n, double reference_angle);
+
+// The iterative centre's (Davis–Kahan on A = MᵀM): the Ritz values of the free block are ≤
+// λ̂_{p−1} = ŝ_{p−1}², the rest of A's spectrum ≥ λ_p = s_p² less the reference's error on it,
+// 2 s_p e_ref + e_ref² (e_ref on s_p); each side widened by 2u for its rounding. With that
+// separation > 0 the bound is (residual/separation + √p·γ_{16nk} + the reference's angle),
+// times the evaluation factor; +∞ otherwise.
+struct IterativeDirectionsBound {
+  double separation = 0;  // λ_p − λ̂_{p−1}, its errors taken off
+  double bound = 0;
+};
+IterativeDirectionsBound iterative_directions_bound(double s_p, double reference_value, double s_hat_free,
+                                                    double residual, long long p, long long n, long long k,
+                                                    double reference_angle);
+
 }  // namespace mha
