@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace mha {
@@ -192,19 +193,6 @@ ComparisonPart compare_membership(const Bodies& bodies, int d, int m, const Laye
   return part;
 }
 
-// shift(y) = Σ_r |y_r| (Δb_r + Δη_r + R‖Δa_r‖₁) with the a priori bounds, rounded upward
-// by its evaluation factor (3 N roundings of nonnegative terms).
-double dual_shift(const Eigen::VectorXd& y, const Bodies& bodies, double radius) {
-  double s = 0;
-  for (Eigen::Index r = 0; r < y.size(); ++r) {
-    const ReferenceSlab& rb = *bodies.bounds[r];
-    s += std::abs(y(r)) * (rb.centre_bound + rb.width_bound + radius * rb.normal_bound);
-  }
-  return s * tol::bound_evaluation_factor(4 * y.size() + 4);
-}
-
-double bracket_gap(const ConvexBody::LpResult& r) { return std::max(r.upper, r.value) - std::min(r.lower, r.value); }
-
 ComparisonPart compare_widths(const Bodies& bodies, int d, const Layer* truth, const BodyOptions& o) {
   ComparisonPart part;
   part.name = "body widths";
@@ -225,31 +213,21 @@ ComparisonPart compare_widths(const Bodies& bodies, int d, const Layer* truth, c
   std::string skipped_why;
   for (const Eigen::VectorXd& u : directions) {
     const ConvexBody::Width f = bodies.fast.width(u), r = bodies.reference.width(u);
-    const bool certified = f.max.certified && f.min.certified && r.max.certified && r.min.certified &&
-                           f.max.status == ConvexBody::LpResult::optimal && f.min.status == ConvexBody::LpResult::optimal &&
-                           r.max.status == ConvexBody::LpResult::optimal && r.min.status == ConvexBody::LpResult::optimal;
-    if (!certified) {  // no rigorous bracket on one side: the bound would rest on an assumption
+    if (!widths_certified(f, r)) {  // no rigorous bracket on one side: the bound would rest on an assumption
       ++skipped;
       skipped_why = f.max.message + " / " + r.max.message;
       continue;
     }
-    double bound = 0;
-    for (auto [fl, rl] : {std::pair{&f.max, &r.max}, std::pair{&f.min, &r.min}})
-      bound += tol::lp_value_difference_bound(bracket_gap(*fl), bracket_gap(*rl), dual_shift(fl->dual, bodies, o.radius),
-                                              dual_shift(rl->dual, bodies, o.radius));
-    // The widths as differences of the two values, each rounded (u|w| each; the
-    // exact width converted to double within 2u|w|).
-    double reference_width = r.width;
-    double rounding = tol::kDoubleUnitRoundoff * (std::abs(f.width) + std::abs(r.width));
+    std::optional<double> exact_width;
     if (exact) {
       const ExactLpResult hi = exact_maximise(bodies.reference, u), lo = exact_minimise(bodies.reference, u);
       if (hi.status == ExactStatus::optimal && lo.status == ExactStatus::optimal) {
-        reference_width = Rational(hi.value - lo.value).convert_to<double>();
-        rounding = tol::kDoubleUnitRoundoff * (std::abs(f.width) + 2.0 * std::abs(reference_width));
+        exact_width = Rational(hi.value - lo.value).convert_to<double>();
         ++exact_widths;
       }
     }
-    part.record(std::abs(f.width - reference_width), (bound + rounding) * tol::bound_evaluation_factor(3));
+    part.record(std::abs(f.width - exact_width.value_or(r.width)),
+                width_difference_bound(f, r, exact_width, bodies.bounds, o.radius));
   }
   part.detail = std::to_string(part.compared) + " directions (" + std::to_string(std::min<int>(o.slab_directions, static_cast<int>(slabs.size()))) +
                 " slab normals, " + (truth && truth->m() >= 2 ? "the true hull direction, " : "") + std::to_string(o.random_directions) + " random); reference widths " +
@@ -259,6 +237,39 @@ ComparisonPart compare_widths(const Bodies& bodies, int d, const Layer* truth, c
 }
 
 }  // namespace
+
+double dual_shift(const Eigen::VectorXd& y, const std::vector<const ReferenceSlab*>& bounds, double radius) {
+  double s = 0;
+  for (Eigen::Index r = 0; r < y.size(); ++r) {
+    const ReferenceSlab& rb = *bounds.at(static_cast<size_t>(r));
+    s += std::abs(y(r)) * (rb.centre_bound + rb.width_bound + radius * rb.normal_bound);
+  }
+  return s * tol::bound_evaluation_factor(4 * y.size() + 4);
+}
+
+double bracket_gap(const ConvexBody::LpResult& r) { return std::max(r.upper, r.value) - std::min(r.lower, r.value); }
+
+bool widths_certified(const ConvexBody::Width& f, const ConvexBody::Width& r) {
+  return f.max.certified && f.min.certified && r.max.certified && r.min.certified &&
+         f.max.status == ConvexBody::LpResult::optimal && f.min.status == ConvexBody::LpResult::optimal &&
+         r.max.status == ConvexBody::LpResult::optimal && r.min.status == ConvexBody::LpResult::optimal;
+}
+
+double width_difference_bound(const ConvexBody::Width& f, const ConvexBody::Width& r,
+                              const std::optional<double>& exact_reference_width,
+                              const std::vector<const ReferenceSlab*>& bounds, double radius) {
+  double bound = 0;
+  for (auto [fl, rl] : {std::pair{&f.max, &r.max}, std::pair{&f.min, &r.min}})
+    bound += tol::lp_value_difference_bound(bracket_gap(*fl), bracket_gap(*rl), dual_shift(fl->dual, bounds, radius),
+                                            dual_shift(rl->dual, bounds, radius));
+  // The widths as differences of the two values, each rounded (u|w| each; the exact
+  // width converted to double within 2u|w|).
+  const double rounding =
+      exact_reference_width
+          ? tol::kDoubleUnitRoundoff * (std::abs(f.width) + 2.0 * std::abs(*exact_reference_width))
+          : tol::kDoubleUnitRoundoff * (std::abs(f.width) + std::abs(r.width));
+  return (bound + rounding) * tol::bound_evaluation_factor(3);
+}
 
 std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, int d, int m, const Layer* truth,
                                          const BodyOptions& o, unsigned bits) {

@@ -12,6 +12,7 @@
 #include "stages/stage2/certify.hpp"
 #include "stages/stage2/certify_reference.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace mha {
@@ -45,6 +46,26 @@ BandSide reference_membership(const ConvexBody& reference, const std::vector<con
 // rays) and "body widths" (fast against reference LP widths within
 // lp_value_difference_bound, along slab normals, the true hull direction when
 // known, and random directions). d and m are the layer's.
+// The widths part's pieces, named so that each is pinned to its formula
+// (tests/verify/test_body_width_bound.cpp, on hand-made LP results and slab bounds).
+//
+// The LP value's shift under the slabs' data errors, for the dual multipliers y of one
+// side's certificate: Σ_r |y_r| (Δb_r + Δη_r + R‖Δa_r‖₁) with the a priori bounds of
+// `bounds` (one per slab, in the bodies' order), rounded upward by its evaluation factor
+// (3N roundings of nonnegative terms: tolerance::bound_evaluation_factor(4N + 4)).
+double dual_shift(const Eigen::VectorXd& y, const std::vector<const ReferenceSlab*>& bounds, double radius);
+// The width of a bracket [lower, upper] around an LP's value, the value included.
+double bracket_gap(const ConvexBody::LpResult& r);
+// Both bodies' widths rest on rigorous brackets: all four LPs optimal and certified.
+bool widths_certified(const ConvexBody::Width& fast, const ConvexBody::Width& reference);
+// |w_fast − w_ref|'s bound: tolerance::lp_value_difference_bound for the maximum and the
+// minimum (their bracket gaps and dual shifts), plus the widths' rounding — u(|w_fast| +
+// |w_ref|), or u(|w_fast| + 2|w_exact|) when the reference width is the exact programs'
+// (its conversion to double) — times the evaluation factor of the three-term sum.
+double width_difference_bound(const ConvexBody::Width& fast, const ConvexBody::Width& reference,
+                              const std::optional<double>& exact_reference_width,
+                              const std::vector<const ReferenceSlab*>& bounds, double radius);
+
 std::vector<ComparisonPart> compare_body(const std::vector<BodyRow>& rows, int d, int m, const Layer* truth,
                                          const BodyOptions& options, unsigned bits);
 
