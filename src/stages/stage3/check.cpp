@@ -10,16 +10,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace mha {
 
-namespace {
-
 namespace tol = mha::tolerance;
 
-// κ₂ of the active normals (q × n) by JacobiSVD, its σ_min lowered by the
-// algorithm's own error (jacobi_singular_value_bound); +inf when that reaches 0.
 double active_condition(const ConvexBody& body, const std::vector<int>& active) {
   const int n = body.dim();
   if (active.empty()) return 1;
@@ -34,7 +31,9 @@ double active_condition(const ConvexBody& body, const std::vector<int>& active) 
   return lowest > 0 ? (sv(0) + shift) / lowest : std::numeric_limits<double>::infinity();
 }
 
-}  // namespace
+double ball_side_band(double point_bound, double reference_norm, double radius) {
+  return point_bound + tol::kDoubleUnitRoundoff * (reference_norm + radius);
+}
 
 void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparison& c) {
   if (fast.status != ActiveSetResult::optimal || !fast.inside_ball) {
@@ -113,7 +112,7 @@ Comparison check_min_norm_point(const ConvexBody& body, const MinNormFast& fast_
     c.detail = format("‖θ̂ − θ_ref‖ = %.3g within %.3g (certified QP bound %.3g)", difference, bound, ref.error_bound) +
                format(", ‖θ_ref‖ = %.3g; ", ref.norm) + fast.message;
     // K's emptiness: both points against R, undecided within the bound of the ball.
-    const BandSide side = side_of(ref.norm, body.radius(), bound + tol::kDoubleUnitRoundoff * (ref.norm + body.radius()));
+    const BandSide side = side_of(ref.norm, body.radius(), ball_side_band(bound, ref.norm, body.radius()));
     if (side == BandSide::undecided) c.record_undecided();
     else c.record_decision(fast.inside_ball == (side == BandSide::below));
   }

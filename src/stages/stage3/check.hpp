@@ -36,6 +36,18 @@ Comparison check_margin(const SampleSource& source, const std::vector<MatD>& pro
 
 using MinNormFast = std::function<ActiveSetResult(const ConvexBody&)>;
 
+// κ₂ of the active normals (the rows a_r of the slabs behind `active`, constraint
+// index / 2, as min_norm_point_active_set numbers them), by JacobiSVD: (σ_max + δ) /
+// (σ_min − δ) with δ = tolerance::jacobi_singular_value_bound(n, q)·σ_max the
+// algorithm's own error (Eigen's Jacobi works on the n × q transpose's triangle); +∞
+// when σ_min − δ is not positive, 1 with nothing active.
+// (tests/verify/test_proxy_check_bounds.cpp pins it on hand-made normals.)
+double active_condition(const ConvexBody& body, const std::vector<int>& active);
+
+// The band of K's emptiness decision on the proxy's row: ‖θ_ref‖ against the ball's R
+// within the point's bound plus one rounding of each, u(‖θ_ref‖ + R).
+double ball_side_band(double point_bound, double reference_norm, double radius);
+
 // The proxy's item when the reference certifies K empty (P = slabs ∩ box has a Farkas
 // certificate): agree when the fast path finds no point of the ball; disagree when its
 // point is not finite or violates a slab by more than twice its contract's tolerance
