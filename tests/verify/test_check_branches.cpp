@@ -8,6 +8,7 @@
 #include "instances.hpp"
 #include "learn/learner.hpp"
 #include "learn/reference_checks.hpp"
+#include "numeric/tolerance.hpp"
 #include "stages/polish/reference.hpp"
 #include "stages/stage3/check.hpp"
 #include "verify/verify.hpp"
@@ -78,6 +79,15 @@ TEST_CASE("polish: a step that raises the reference objective disagrees, a step 
   CHECK(tie.agree);
   CHECK(std::string(verdict(tie)) == "undecided");
   CHECK_FALSE(disagrees(kept));
+}
+
+// The band is the two bounds' sum rounded upward by one addition's factor; at values
+// whose sum is exact the factor shows.
+TEST_CASE("polish: the accepted step's band is the bounds' sum times bound_evaluation_factor(1)", "[verify][polish]") {
+  CHECK(accepted_step_band(0.25, 0.5) == 0.75 * tolerance::bound_evaluation_factor(1));
+  CHECK(accepted_step_band(0.25, 0.5) > 0.75);
+  CHECK(accepted_step_band(0.25, 0.5) < 0.75 * tolerance::bound_evaluation_factor(2));
+  CHECK(accepted_step_band(0.0, 0.0) == 0.0);
 }
 
 namespace {

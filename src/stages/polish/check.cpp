@@ -10,6 +10,10 @@
 
 namespace mha {
 
+double accepted_step_band(double start_bound, double next_bound) {
+  return (start_bound + next_bound) * tolerance::bound_evaluation_factor(1);  // one addition
+}
+
 int64_t polish_check_samples(int d, int k, int m) {
   const int64_t rank = (2 * int64_t{m} * d + k - 1) / k;
   return std::max<int64_t>(32, rank);
@@ -68,7 +72,7 @@ ComparisonPart step_part(const PolishIteration& it, const ObjectiveReference ref
     part.detail = "no damped step lowered the objective: nothing to re-decide";
     return part;
   }
-  const double band = (refs[0].bound + refs[1].bound) * tolerance::bound_evaluation_factor(1);  // one addition
+  const double band = accepted_step_band(refs[0].bound, refs[1].bound);
   switch (side_of(refs[1].objective, refs[0].objective, band)) {
     case BandSide::below: part.record_decision(true); break;
     case BandSide::above: part.record_decision(false); break;

@@ -32,6 +32,12 @@ int64_t polish_check_samples(int d, int k, int m);
 
 Comparison check_polish_iteration(const PolishIteration& iteration);
 
+// The band of the accepted step's decision E(next) < E(start): each fast objective is
+// within its reference's bound, so the decision can differ from the reference's only
+// when E_ref(next) − E_ref(start) lies within the two bounds' sum (one addition,
+// rounded upward by bound_evaluation_factor(1)). Pinned in tests/verify/test_check_branches.cpp.
+double accepted_step_band(double start_bound, double next_bound);
+
 // polish_iteration from `layer` on samples first .. first + samples − 1 of
 // `source` (samples = 0: polish_check_samples), one thread, default options,
 // checked by check_polish_iteration.
