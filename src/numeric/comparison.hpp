@@ -89,6 +89,10 @@ Comparison comparison_from_json(const nlohmann::json& j);
 // and `demo` print.
 std::string format_table(const std::vector<Comparison>& rows);
 
+// The ladder of the least-squares rows (stage 3's fit, stage 6's W at given Θ): their
+// inputs are doubles, so the last rung solves them exactly in rationals.
+inline const std::vector<unsigned> kLeastSquaresLadder = {128, 256, kExactRationals};
+
 // Runs `compare` at each precision of `ladder` until it agrees; returns the last
 // result (with `precision` set). The default ladder is MPFR 128, 256.
 Comparison escalate(const std::function<Comparison(unsigned bits)>& compare,

@@ -298,7 +298,7 @@ TEST_CASE("escalate stops at the first agreeing rung and reports it; precision n
   CHECK((!disagrees(at256) && at256.precision == 256u));
   CHECK((calls == std::vector<unsigned>{128, 256}));
   calls.clear();
-  const Comparison never = escalate(agree_from(1), {128, 256, kExactRationals});
+  const Comparison never = escalate(agree_from(1), kLeastSquaresLadder);  // stage 3's and stage 6's ladder
   CHECK((disagrees(never) && never.precision == kExactRationals));
   CHECK((calls == std::vector<unsigned>{128, 256, kExactRationals}));
   CHECK(precision_name(kExactRationals) == "exact rationals");

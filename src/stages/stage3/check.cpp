@@ -73,7 +73,7 @@ Comparison check_margin(const SampleSource& source, const std::vector<MatD>& pro
   }
   Comparison c = escalate(
       [&](unsigned bits) { return compare_least_squares(fast.fit_tokens, fast.fit_labels, fast.w_sum, bits); },
-      {128, 256, kExactRationals});
+      kLeastSquaresLadder);
   c.stage = "3";
   c.detail += format(", %.0f events", double(fast.fit_tokens.rows()));
   add_part(c, escalate_part([&](unsigned bits) {

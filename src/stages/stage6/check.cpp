@@ -54,7 +54,7 @@ Comparison check_stage6(const SampleSource& source, const std::vector<MatD>& the
     c.detail = "the fast path found the design rank deficient";
   } else {
     c = escalate([&](unsigned bits) { return compare_least_squares(w.design, w.labels, *fast, bits); },
-                 {128, 256, kExactRationals});
+                 kLeastSquaresLadder);
   }
   // A std::string, not the literal: GCC 12 reports assigning a one-character literal here as a
   // memcpy of 2^63 bytes (a false positive of -Wstringop-overflow).
