@@ -535,4 +535,9 @@ TEST_CASE("stage 5's directions bounds: each term is its formula", "[verify][sta
   // No separation: +∞, however small the residual.
   CHECK(iterative_directions_bound(0.25, 0.0, 0.25, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
   CHECK(iterative_directions_bound(0.25, 0.0, 0.5, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
+  // A separation of exactly 0 (s_p = 1 with λ_p's error −2u, ŝ_{p−1} = 1 − u: both sides
+  // round to 1) is no separation either: +∞, not the 0/0 of a zero residual.
+  const IterativeDirectionsBound zero = iterative_directions_bound(1.0, -u, std::nextafter(1.0, 0.0), 0.0, p, n, k, 0.0);
+  REQUIRE(zero.separation == 0.0);
+  CHECK(zero.bound == std::numeric_limits<double>::infinity());
 }
