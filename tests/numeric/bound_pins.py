@@ -13,6 +13,12 @@ must have its row in the NaN/±inf property's table (tests/numeric/test_nonfinit
 The accuracy targets (`*_target`: claims about a stage, not bounds) are not
 bounds and are listed as such.
 
+The checks' own bound pieces (the functions of the stages' check headers that
+return a double or a `...Bound` of terms: a band, a shift, a bound's terms) are
+held to the same rule: each is called in a test of tests/verify/ that compares
+its result exactly — inside `CHECK(... == ...)`, or assigned and its terms then
+compared — or it is listed.
+
   tests/numeric/bound_pins.py            (CTest runs this)
 """
 import re
@@ -24,6 +30,9 @@ DECLARATIONS = ["src/numeric/tolerance.hpp", "tests/support/test_tolerances.hpp"
 DEFINITIONS = ["src/numeric/tolerance.cpp", "tests/support/test_tolerances.cpp"]
 PINNING_FILES = ["tests/numeric/test_tolerance.cpp", "tests/verify/test_verify.cpp"]
 NONFINITE = "tests/numeric/test_nonfinite.cpp"  # the table of bounds fed NaN and ±inf
+CHECK_HEADERS = ["src/stages/stage2/body_check.hpp", "src/stages/stage3/check.hpp", "src/stages/stage5/check.hpp",
+                 "src/stages/polish/check.hpp"]
+CHECK_PINNING_DIR = "tests/verify"
 
 
 def declared(text):
@@ -75,6 +84,25 @@ def unpinned(headers, definitions, tests, nonfinite=""):
     return bounds, no_pin, no_edge, no_nonfinite, targets
 
 
+def check_pieces(text):
+    """Names of the functions a check header declares returning a double or a `...Bound` struct."""
+    return re.findall(r"^(?:double|\w+Bound)\s+(\w+)\(", text, re.M)
+
+
+def piece_pinned(name, tests):
+    """Called inside CHECK(... == ...) on one statement, or assigned (its terms compared after)."""
+    call = re.escape(name) + r"\("
+    return any(re.search(p, tests) for p in (r"CHECK\((?:[^;]*\W)?" + call + r"[^;]*==",
+                                            r"CHECK\([^;]*==\s*" + call,
+                                            r"(?:Bound|double|auto)\s+\w+\s*=\s*" + call))
+
+
+def unpinned_pieces(headers, tests):
+    """(pieces, missing pins) of the checks' bound pieces."""
+    pieces = [n for h in headers for n in check_pieces(h)]
+    return pieces, [n for n in pieces if not piece_pinned(n, tests)]
+
+
 def main():
     read = lambda paths: [(ROOT / p).read_text() for p in paths]
     bounds, no_pin, no_edge, no_nonfinite, targets = unpinned(
@@ -85,11 +113,16 @@ def main():
         print(f"NO EDGE    {n}: returns +inf somewhere, no std::isinf(tol::{n}(...)) test")
     for n in no_nonfinite:
         print(f"NO NaN ROW {n}: guarded against NaN and ±inf arguments, no row {{\"{n}\", ...}} in {NONFINITE}")
+    verify_tests = "\n".join(p.read_text() for p in sorted((ROOT / CHECK_PINNING_DIR).glob("*.cpp")))
+    pieces, no_piece_pin = unpinned_pieces(read(CHECK_HEADERS), verify_tests)
+    for n in no_piece_pin:
+        print(f"NOT PINNED {n} (a check's bound piece): no exact comparison of {n}(...) in {CHECK_PINNING_DIR}/")
+    print(f"checks' bound pieces: {len(pieces)} ({', '.join(pieces)}), {len(no_piece_pin)} not pinned")
     print(f"bound pins: {len(bounds)} bound functions, {len(bounds) - len(no_pin)} pinned, "
           f"{len(no_pin)} not pinned, {len(no_edge)} +inf branches without an edge test, "
           f"{len(no_nonfinite)} guarded bounds without a NaN/±inf row; "
           f"{len(targets)} accuracy targets (claims, not bounds) not counted")
-    return 1 if no_pin or no_edge or no_nonfinite else 0
+    return 1 if no_pin or no_edge or no_nonfinite or no_piece_pin else 0
 
 
 if __name__ == "__main__":

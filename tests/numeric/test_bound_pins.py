@@ -48,4 +48,21 @@ _, _, no_edge, no_nonfinite, _ = bound_pins.unpinned(
 good = no_edge == [] and no_nonfinite == []
 ok &= good
 print("ok  " if good else "FAIL", "edge test and NaN row found", no_edge, no_nonfinite)
+# The checks' bound pieces: one compared exactly, one assigned and its terms compared,
+# one only called (listed), and a function returning neither a double nor a Bound (not a piece).
+check_header = """double compared_band(double a, double b);
+TermsBound assigned_terms(double a);
+double called_only(double a);
+bool decides(double a);
+"""
+check_tests = """CHECK(compared_band(0.25, 0.5) == 0.75);
+const TermsBound b = assigned_terms(1.0);
+CHECK(b.total() == 2.0);
+const double x = 1.0 + 0.0 * called_only(3.0);
+CHECK(x > 0);
+"""
+pieces, no_piece_pin = bound_pins.unpinned_pieces([check_header], check_tests)
+good = pieces == ["compared_band", "assigned_terms", "called_only"] and no_piece_pin == ["called_only"]
+ok &= good
+print("ok  " if good else "FAIL", "check pieces", pieces, no_piece_pin)
 sys.exit(0 if ok else 1)
