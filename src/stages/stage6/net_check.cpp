@@ -90,39 +90,58 @@ TupleReference reference_tuple(const std::vector<const ReferenceDesign*>& train,
   const double w_fro = Mpfr(w.norm()).convert_to<double>();
   const double r_train_fro = Mpfr(r_train.norm()).convert_to<double>();
   const double y_train_fro = Mpfr(y_train.norm()).convert_to<double>();
-  const double y_val_fro = std::sqrt(y2);
   TupleReference out;
   out.objective = Mpfr(r_val.squaredNorm() / y_val.squaredNorm()).convert_to<double>();
-  // Singular values of the exact training design D from its rounding to double (u‖D‖_F
-  // away, Weyl) by Jacobi (jacobi_singular_value_bound).
+  // The bound from the doubles it needs (net_tuple_bound).
   const MatD dt_double = to_double_matrix<Mpfr>(dt);
   const Eigen::JacobiSVD<Eigen::MatrixXd> svd{Eigen::MatrixXd(dt_double)};
-  const double s_hi = svd.singularValues()(0), s_lo = svd.singularValues()(cols - 1);
-  const double d_fro = dt_double.norm() * (1.0 + tol::gamma(rows * cols + 2));
-  const double shift = tol::jacobi_singular_value_bound(rows, cols) * s_hi + tol::kDoubleUnitRoundoff * d_fro;
-  const double sigma_min = s_lo - shift, sigma_max = s_hi + shift, norm2_lower = s_hi - shift;
-  const double e_train = et.norm() * tol::bound_evaluation_factor(rows * cols + 2);  // ‖D̂ − D‖₂ ≤ ‖|ΔD|‖_F
-  const double e_val = ev.norm() * tol::bound_evaluation_factor(vrows * cols + 2);
-  if (!(sigma_min > e_train)) return out;  // no bound: the design is too close to singular
-  const double kappa = sigma_max / sigma_min;
-  // W̃ (exact least squares of the fast design) against W*, then Ŵ (normal equations in double) against W̃.
-  const double dw_design = tol::least_squares_perturbation_bound(kappa, e_train / norm2_lower, w_fro, r_train_fro, norm2_lower);
-  const double dw_solve = tol::certification_solution_bound(d_fro + e_train, sigma_min - e_train, y_train_fro,
-                                                            w_fro + dw_design, static_cast<int>(cols), static_cast<int>(rows));
-  // The reference's own W error (normal equations at `bits`).
-  const double dw_reference = tol::normal_equations_relative_bound(kappa, rows, cols, bits) * w_fro;
-  const double dw = (dw_design + dw_solve + dw_reference) * tol::bound_evaluation_factor(3);
-  // ‖R̂ − R*‖_F: the fast validation design, the W error, and fl(Σ_i D̂_i Ŵ_i − Y) (md + m + 1 roundings per entry).
-  const double dv_fro = Mpfr(dv.norm()).convert_to<double>();
-  const double residual_error = (e_val * (w_fro + dw) + dv_fro * dw +
-                                 tol::gamma(cols + m + 1) * ((dv_fro + e_val) * (w_fro + dw) + y_val_fro)) *
-                                tol::bound_evaluation_factor(10);
-  out.bound = tol::objective_from_residual_bound(rho, residual_error, y2, vrows * d) +
-              tol::reference_relative_error(bits, 4 * (rows + cols)) * out.objective;
+  NetTupleInputs in;
+  in.s_hi = svd.singularValues()(0), in.s_lo = svd.singularValues()(cols - 1);
+  in.design_fro = dt_double.norm();
+  in.train_error_fro = et.norm(), in.validation_error_fro = ev.norm();
+  in.validation_design_fro = Mpfr(dv.norm()).convert_to<double>();
+  in.w_fro = w_fro, in.train_residual_fro = r_train_fro, in.train_labels_fro = y_train_fro;
+  in.validation_residual = rho, in.validation_labels2 = y2, in.objective = out.objective;
+  in.rows = rows, in.validation_rows = vrows, in.cols = cols, in.m = m, in.d = d, in.bits = bits;
+  out.bound = net_tuple_bound(in).bound;
   return out;
 }
 
 }  // namespace
+
+NetTupleBound net_tuple_bound(const NetTupleInputs& in) {
+  NetTupleBound b;
+  const long long rows = in.rows, cols = in.cols;
+  // Singular values of the exact training design D from its rounding to double (u‖D‖_F
+  // away, Weyl) by Jacobi (jacobi_singular_value_bound).
+  const double d_fro = in.design_fro * (1.0 + tol::gamma(rows * cols + 2));
+  const double shift = tol::jacobi_singular_value_bound(rows, cols) * in.s_hi + tol::kDoubleUnitRoundoff * d_fro;
+  b.sigma_min = in.s_lo - shift;
+  const double sigma_max = in.s_hi + shift, norm2_lower = in.s_hi - shift;
+  const double e_train = in.train_error_fro * tol::bound_evaluation_factor(rows * cols + 2);  // ‖D̂ − D‖₂ ≤ ‖|ΔD|‖_F
+  const double e_val = in.validation_error_fro * tol::bound_evaluation_factor(in.validation_rows * cols + 2);
+  b.train_error = e_train;
+  if (!(b.sigma_min > e_train)) return b;  // no bound: the design is too close to singular
+  const double kappa = sigma_max / b.sigma_min;
+  // W̃ (exact least squares of the fast design) against W*, then Ŵ (normal equations in double) against W̃.
+  b.dw_design = tol::least_squares_perturbation_bound(kappa, e_train / norm2_lower, in.w_fro, in.train_residual_fro,
+                                                      norm2_lower);
+  b.dw_solve = tol::certification_solution_bound(d_fro + e_train, b.sigma_min - e_train, in.train_labels_fro,
+                                                 in.w_fro + b.dw_design, static_cast<int>(cols), static_cast<int>(rows));
+  // The reference's own W error (normal equations at `bits`).
+  b.dw_reference = tol::normal_equations_relative_bound(kappa, rows, cols, in.bits) * in.w_fro;
+  const double dw = (b.dw_design + b.dw_solve + b.dw_reference) * tol::bound_evaluation_factor(3);
+  // ‖R̂ − R*‖_F: the fast validation design, the W error, and fl(Σ_i D̂_i Ŵ_i − Y) (md + m + 1 roundings per entry).
+  const double y_val_fro = std::sqrt(in.validation_labels2);
+  const double dv_fro = in.validation_design_fro;
+  b.residual_error = (e_val * (in.w_fro + dw) + dv_fro * dw +
+                      tol::gamma(cols + in.m + 1) * ((dv_fro + e_val) * (in.w_fro + dw) + y_val_fro)) *
+                     tol::bound_evaluation_factor(10);
+  b.bound = tol::objective_from_residual_bound(in.validation_residual, b.residual_error, in.validation_labels2,
+                                               in.validation_rows * in.d) +
+            tol::reference_relative_error(in.bits, 4 * (rows + cols)) * in.objective;
+  return b;
+}
 
 WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
                          const std::vector<double>& bounds) {

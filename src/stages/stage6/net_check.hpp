@@ -9,6 +9,7 @@
 #include "numeric/comparison.hpp"
 #include "stages/stage6/net.hpp"
 
+#include <limits>
 #include <vector>
 
 namespace mha {
@@ -19,6 +20,34 @@ namespace mha {
 // and the fast winner equal to the reference winner or tied with it (their
 // reference errors within the sum of their bounds: counted undecided).
 ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast, unsigned bits);
+
+// One tuple's bound |E_fast − E*| ≤ B from the doubles the reference computes
+// (proofs/w_least_squares.md, "The net on two paths"): the training design's singular
+// values s_hi, s_lo by Jacobi on its rounding (σ_min, σ_max widened by Jacobi's error and
+// u‖D‖_F), the fast designs' entrywise error norms, W*'s and the residuals' norms, and
+// the sizes. +∞ (bound) when σ_min is not above the training design's error.
+struct NetTupleInputs {
+  double s_hi = 0, s_lo = 0;             // largest and smallest singular value of fl(D_train)
+  double design_fro = 0;                 // ‖fl(D_train)‖_F
+  double train_error_fro = 0;            // ‖|D̂_train − D_train|‖_F (entrywise bounds)
+  double validation_error_fro = 0;       // the same for the validation design
+  double validation_design_fro = 0;      // ‖D_val‖_F
+  double w_fro = 0;                      // ‖W*‖_F
+  double train_residual_fro = 0;         // ‖D_train W* − Y_train‖_F
+  double train_labels_fro = 0;           // ‖Y_train‖_F
+  double validation_residual = 0;        // ρ = ‖D_val W* − Y_val‖_F
+  double validation_labels2 = 0;         // ‖Y_val‖²
+  double objective = 0;                  // E* = ρ²/‖Y_val‖²
+  long long rows = 0, validation_rows = 0, cols = 0, m = 0, d = 0;
+  unsigned bits = 128;
+};
+struct NetTupleBound {
+  double sigma_min = 0, train_error = 0;                // σ_min(D) lowered, ‖D̂ − D‖₂'s bound
+  double dw_design = 0, dw_solve = 0, dw_reference = 0;  // the W error's three parts
+  double residual_error = 0;                             // ‖R̂ − R*‖_F
+  double bound = std::numeric_limits<double>::infinity();
+};
+NetTupleBound net_tuple_bound(const NetTupleInputs& inputs);
 
 // The winner check: `fast_winner` against the argmin of the reference objectives
 // E* (the fast winner when it attains the minimum); a different winner is a tie

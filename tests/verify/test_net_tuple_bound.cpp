@@ -1,0 +1,136 @@
+// Stage 6's net: one tuple's bound |E_fast − E*| ≤ B (src/stages/stage6/net_check.hpp,
+// net_tuple_bound), written out here from proofs/w_least_squares.md ("The net on two
+// paths") term by term with the named tolerances, at hand-chosen inputs where each term
+// shows in the double result: at 128 bits, at 32 bits (where the reference's own terms
+// are not below an ulp), and at the edge where σ_min meets the design's error.
+#include "numeric/tolerance.hpp"
+#include "stages/stage6/net_check.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+using namespace mha;
+namespace tol = mha::tolerance;
+
+namespace {
+
+NetTupleInputs net_bound_inputs(unsigned bits) {
+  NetTupleInputs in;
+  in.s_hi = 8.0, in.s_lo = 0.5;
+  in.design_fro = 10.0;
+  in.train_error_fro = 1e-9, in.validation_error_fro = 3e-9;
+  in.validation_design_fro = 7.0;
+  in.w_fro = 2.0, in.train_residual_fro = 0.25, in.train_labels_fro = 6.0;
+  in.validation_residual = 0.5, in.validation_labels2 = 36.0, in.objective = 0.25 / 36.0;
+  in.rows = 64, in.validation_rows = 48, in.cols = 8, in.m = 2, in.d = 4, in.bits = bits;
+  return in;
+}
+
+// The bound as the proof states it, evaluated in the same order.
+NetTupleBound net_bound_written_out(const NetTupleInputs& in) {
+  const double u = tol::kDoubleUnitRoundoff;
+  const long long rc = in.rows * in.cols;
+  NetTupleBound b;
+  const double d_fro = in.design_fro * (1.0 + tol::gamma(rc + 2));
+  const double shift = tol::jacobi_singular_value_bound(in.rows, in.cols) * in.s_hi + u * d_fro;
+  b.sigma_min = in.s_lo - shift;
+  const double sigma_max = in.s_hi + shift, norm2_lower = in.s_hi - shift;
+  b.train_error = in.train_error_fro * tol::bound_evaluation_factor(rc + 2);
+  const double e_val = in.validation_error_fro * tol::bound_evaluation_factor(in.validation_rows * in.cols + 2);
+  if (!(b.sigma_min > b.train_error)) return b;
+  const double kappa = sigma_max / b.sigma_min;
+  b.dw_design = tol::least_squares_perturbation_bound(kappa, b.train_error / norm2_lower, in.w_fro,
+                                                      in.train_residual_fro, norm2_lower);
+  b.dw_solve = tol::certification_solution_bound(d_fro + b.train_error, b.sigma_min - b.train_error, in.train_labels_fro,
+                                                 in.w_fro + b.dw_design, static_cast<int>(in.cols),
+                                                 static_cast<int>(in.rows));
+  b.dw_reference = tol::normal_equations_relative_bound(kappa, in.rows, in.cols, in.bits) * in.w_fro;
+  const double dw = (b.dw_design + b.dw_solve + b.dw_reference) * tol::bound_evaluation_factor(3);
+  const double y_val_fro = std::sqrt(in.validation_labels2);
+  b.residual_error = (e_val * (in.w_fro + dw) + in.validation_design_fro * dw +
+                      tol::gamma(in.cols + in.m + 1) * ((in.validation_design_fro + e_val) * (in.w_fro + dw) + y_val_fro)) *
+                     tol::bound_evaluation_factor(10);
+  b.bound = tol::objective_from_residual_bound(in.validation_residual, b.residual_error, in.validation_labels2,
+                                               in.validation_rows * in.d) +
+            tol::reference_relative_error(in.bits, 4 * (in.rows + in.cols)) * in.objective;
+  return b;
+}
+
+void check_same_bound(const NetTupleBound& got, const NetTupleBound& want) {
+  CHECK(got.sigma_min == want.sigma_min);
+  CHECK(got.train_error == want.train_error);
+  CHECK(got.dw_design == want.dw_design);
+  CHECK(got.dw_solve == want.dw_solve);
+  CHECK(got.dw_reference == want.dw_reference);
+  CHECK(got.residual_error == want.residual_error);
+  CHECK(got.bound == want.bound);
+}
+
+}  // namespace
+
+TEST_CASE("stage 6's net: a tuple's bound is its derivation, term by term", "[verify][stage6]") {
+  for (unsigned bits : {128u, 32u}) {
+    INFO("bits " << bits);
+    const NetTupleInputs in = net_bound_inputs(bits);
+    const NetTupleBound b = net_tuple_bound(in);
+    check_same_bound(b, net_bound_written_out(in));
+    CHECK(std::isfinite(b.bound));
+    CHECK(b.dw_design > 0);
+    CHECK(b.dw_solve > 0);
+    CHECK(b.residual_error > 0);
+  }
+  // At 32 bits the reference's own terms are not below an ulp of the bound: the bits reach it.
+  CHECK(net_tuple_bound(net_bound_inputs(32)).bound > net_tuple_bound(net_bound_inputs(128)).bound);
+  CHECK(net_tuple_bound(net_bound_inputs(32)).dw_reference > 1e4 * net_tuple_bound(net_bound_inputs(128)).dw_reference);
+}
+
+TEST_CASE("stage 6's net: each input of a tuple's bound reaches it", "[verify][stage6]") {
+  const NetTupleBound base = net_tuple_bound(net_bound_inputs(32));
+  const auto moved = [&](auto change) {
+    NetTupleInputs in = net_bound_inputs(32);
+    change(in);
+    const NetTupleBound b = net_tuple_bound(in);
+    check_same_bound(b, net_bound_written_out(in));
+    return b.bound != base.bound;
+  };
+  CHECK(moved([](NetTupleInputs& in) { in.s_hi = 9.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.s_lo = 0.75; }));
+  CHECK(moved([](NetTupleInputs& in) { in.design_fro = 20.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.train_error_fro = 1e-6; }));
+  CHECK(moved([](NetTupleInputs& in) { in.validation_error_fro = 1e-6; }));
+  CHECK(moved([](NetTupleInputs& in) { in.validation_design_fro = 14.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.w_fro = 4.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.train_residual_fro = 0.5; }));
+  CHECK(moved([](NetTupleInputs& in) { in.train_labels_fro = 12.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.validation_residual = 1.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.validation_labels2 = 64.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.objective = 1.0; }));
+  CHECK(moved([](NetTupleInputs& in) { in.rows = 128; }));
+  CHECK(moved([](NetTupleInputs& in) { in.validation_rows = 96; }));
+  CHECK(moved([](NetTupleInputs& in) { in.cols = 12; }));
+  CHECK(moved([](NetTupleInputs& in) { in.m = 3; }));
+  CHECK(moved([](NetTupleInputs& in) { in.d = 8; }));
+}
+
+// σ_min − e_train ≤ 0: the design is too close to singular for a bound, +∞ with none of
+// the W terms computed; exactly at 0 (s_lo placed on the Jacobi shift) too.
+TEST_CASE("stage 6's net: no bound where σ_min does not exceed the design's error", "[verify][stage6]") {
+  NetTupleInputs in = net_bound_inputs(128);
+  in.train_error_fro = 0;
+  in.s_lo = tol::jacobi_singular_value_bound(in.rows, in.cols) * in.s_hi +
+            tol::kDoubleUnitRoundoff * (in.design_fro * (1.0 + tol::gamma(in.rows * in.cols + 2)));
+  const NetTupleBound edge = net_tuple_bound(in);
+  REQUIRE(edge.sigma_min == 0.0);
+  CHECK(edge.bound == std::numeric_limits<double>::infinity());
+  CHECK(edge.dw_design == 0.0);
+  CHECK(edge.residual_error == 0.0);
+  in.s_lo = 1e-20;
+  CHECK(net_tuple_bound(in).bound == std::numeric_limits<double>::infinity());
+  in = net_bound_inputs(128);
+  in.train_error_fro = 1.0;  // the design's error above σ_min = 0.5 − shift
+  const NetTupleBound far = net_tuple_bound(in);
+  CHECK(far.bound == std::numeric_limits<double>::infinity());
+  CHECK(far.train_error == 1.0 * tol::bound_evaluation_factor(64 * 8 + 2));
+}
