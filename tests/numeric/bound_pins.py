@@ -31,7 +31,7 @@ DEFINITIONS = ["src/numeric/tolerance.cpp", "tests/support/test_tolerances.cpp"]
 PINNING_FILES = ["tests/numeric/test_tolerance.cpp", "tests/verify/test_verify.cpp"]
 NONFINITE = "tests/numeric/test_nonfinite.cpp"  # the table of bounds fed NaN and ±inf
 CHECK_HEADERS = ["src/stages/stage2/body_check.hpp", "src/stages/stage3/check.hpp", "src/stages/stage5/check.hpp",
-                 "src/stages/polish/check.hpp"]
+                 "src/stages/stage6/net_check.hpp", "src/stages/polish/check.hpp"]
 CHECK_PINNING_DIR = "tests/verify"
 
 
