@@ -112,6 +112,12 @@ EQUIVALENT = {
         "the decision loop started at j = 0: lo[0] stays 0 < min_gap (min_gap > 0), so j = 0 is skipped",
     'src/stages/stage5/check.cpp|decided_gap_dimension|constant-x0.1|1|(1 / 10)|8':
         "the separation loop started at i = 0: hi[0] stays 0 and lo[j] >= min_gap > 0 exceeds it",
+    'src/stages/stage5/check.cpp|decided_kept_count|relational-flip|s(j) > threshold|(s(j)) >= (threshold)|1':
+        "differs only at s(j) == threshold, which the line above has returned as undecided: |s(j) − threshold| = 0 "
+        "is within e + e_threshold, a sum of errors (never negative)",
+    'src/stages/polish/check.cpp|accepted_step_band|constant-x0.1|1|(1 / 10)|1':
+        "bound_evaluation_factor(0) and (1) are the same double, 1 + 2^-52 (1 + γ_1 and 1 + γ_2 both round to "
+        "one ulp above 1)",
     'src/stages/stage6/check.cpp|w_design|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/stage6/check.cpp|w_design|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/stages/stage6/net_check.cpp|compare_net|constant-x10|1|(1 * 10)|1': _THREADS,

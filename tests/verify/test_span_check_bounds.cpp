@@ -535,6 +535,12 @@ TEST_CASE("stage 5's directions bounds: each term is its formula", "[verify][sta
   // No separation: +∞, however small the residual.
   CHECK(iterative_directions_bound(0.25, 0.0, 0.25, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
   CHECK(iterative_directions_bound(0.25, 0.0, 0.5, 0.0, p, n, k, 0.0).bound == std::numeric_limits<double>::infinity());
+  // λ̂'s own widening 2u, where it shows: ŝ = 15/16, λ̂ = 225/256 (2u·λ̂ ≈ 1.76 ulps, u·λ̂ ≈ 0.88).
+  const double lambda_hat_15 = 0.87890625 * (1 + 2 * u);
+  REQUIRE(lambda_hat_15 != 0.87890625 * (1 + u));
+  REQUIRE(lambda_hat_15 != 0.87890625);
+  CHECK(iterative_directions_bound(1.0, 0.0, 0.9375, residual, p, n, k, angle).separation ==
+        1.0 * (1 - 2 * u) - lambda_hat_15);
   // A separation of exactly 0 (s_p = 1 with λ_p's error −2u, ŝ_{p−1} = 1 − u: both sides
   // round to 1) is no separation either: +∞, not the 0/0 of a zero residual.
   const IterativeDirectionsBound zero = iterative_directions_bound(1.0, -u, std::nextafter(1.0, 0.0), 0.0, p, n, k, 0.0);
