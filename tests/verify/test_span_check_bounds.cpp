@@ -547,3 +547,19 @@ TEST_CASE("stage 5's directions bounds: each term is its formula", "[verify][sta
   REQUIRE(zero.separation == 0.0);
   CHECK(zero.bound == std::numeric_limits<double>::infinity());
 }
+
+// m − 1 = n (here n = 1, m = 2): every direction free, none constrained, so there are no
+// hull directions to compare (the part counts nothing) and nothing reads past s_{n−1}.
+TEST_CASE("stage 5's check: as many free directions as unknowns leaves no hull directions", "[verify][stage5]") {
+  ConvexBody body(1, 20.0);
+  body.add({{1.0}, 0.25, 0.5});
+  body.add({{-1.0}, 0.125, 0.5});
+  const ConvexBody::Centre centre = body.least_squares_centre(1, ConvexBody::CentreMethod::dense);
+  const SpanResult fast = find_span(body, centre, 2, SpanOptions{});
+  const Comparison c = check_span(body, fast, 2, SpanOptions{});
+  const ComparisonPart& directions = part_named(c, "hull directions");
+  INFO(format_table({c}));
+  CHECK(directions.compared == 0);
+  CHECK(directions.undecided == 0);
+  CHECK(directions.detail == "m − 1 ≥ n: every direction free, no hull directions to compare");
+}

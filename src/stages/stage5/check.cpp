@@ -159,7 +159,7 @@ ComparisonPart compare_directions(const SpanResult& fast, const SpanReference& r
   const int p = m - 1;
   const long long n = ref.singular_values.size();
   if (p == 0 || p >= n) {
-    part.detail = "m = 1: no hull directions";
+    part.detail = p == 0 ? "m = 1: no hull directions" : "m − 1 ≥ n: every direction free, no hull directions to compare";
     return part;
   }
   const Eigen::VectorXd& s = ref.singular_values;
@@ -239,7 +239,7 @@ ComparisonPart compare_iterative_directions(const SpanResult& fast, const SpanRe
   const int p = m - 1;
   const long long n = ref.singular_values.size();
   if (p == 0 || p >= n) {
-    part.detail = "m = 1: no hull directions";
+    part.detail = p == 0 ? "m = 1: no hull directions" : "m − 1 ≥ n: every direction free, no hull directions to compare";
     return part;
   }
   const Eigen::VectorXd& s = ref.singular_values;
