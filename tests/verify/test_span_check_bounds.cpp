@@ -443,6 +443,8 @@ TEST_CASE("stage 5's hull point bound: each term is its formula at the kept coun
     const HullPointBound b = hull_point_bound_terms(s, kept, in);
     CHECK(b.s_kept == s_kept);
     CHECK(b.s_drop == s_drop);
+    CHECK(kept_value_gap(s, kept).s_kept == s_kept);
+    CHECK(kept_value_gap(s, kept).s_drop == s_drop);
     CHECK(b.solve == tol::hull_point_bound(in.e, 4.0, s_kept, s_drop, in.sin_kept, in.x0_norm, in.weighted_residual,
                                            in.c_norm, in.rows, n, kept));
     CHECK(b.rounding == u * 3.0);

@@ -63,11 +63,16 @@ std::optional<long long> decided_kept_count(const Eigen::VectorXd& s, int p, dou
   return kept;
 }
 
+KeptValueGap kept_value_gap(const Eigen::VectorXd& s, long long kept) {
+  const long long n = s.size();
+  return {s(n - kept), n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0};
+}
+
 HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, const HullPointInputs& in) {
   const long long n = s.size();
   HullPointBound b;
-  b.s_kept = s(n - kept);
-  b.s_drop = n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0;
+  b.s_kept = kept_value_gap(s, kept).s_kept;
+  b.s_drop = kept_value_gap(s, kept).s_drop;
   b.solve = tol::hull_point_bound(in.e, s(n - 1), b.s_kept, b.s_drop, in.sin_kept, in.x0_norm, in.weighted_residual,
                                   in.c_norm, in.rows, n, kept);
   b.rounding = kU * in.x0_norm;
@@ -201,7 +206,7 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
     part.detail = "no constrained direction above the rank threshold: x0 = 0 on both paths";
     return part;
   }
-  const double s_kept = s(n - *kept), s_drop = n - *kept - 1 >= 0 ? s(n - *kept - 1) : 0.0;
+  const auto [s_kept, s_drop] = kept_value_gap(s, *kept);
   HullPointInputs in{e.value(), 0, ref.x0.norm(), ref.weighted_residual, ref.c_norm, rows, ref.bits};
   in.sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(*kept, n - *kept), n);
   const double bound = hull_point_bound_terms(s, *kept, in).total();

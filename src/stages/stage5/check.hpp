@@ -51,6 +51,13 @@ std::optional<int> decided_gap_dimension(const Eigen::VectorXd& s, double thresh
 std::optional<long long> decided_kept_count(const Eigen::VectorXd& s, int p, double threshold, double e,
                                             double e_threshold);
 
+// The kept values' edge: the smallest kept value s_{n−kept} and the largest dropped one
+// s_{n−kept−1} (0 when every value is kept), of the ascending values `s`.
+struct KeptValueGap {
+  double s_kept = 0, s_drop = 0;
+};
+KeptValueGap kept_value_gap(const Eigen::VectorXd& s, long long kept);
+
 // What the hull point's bound needs besides the reference's values.
 struct HullPointInputs {
   double e = 0;                  // the error on each value: ε_M + the reference's (dense, streamed), or the
