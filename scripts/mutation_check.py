@@ -115,6 +115,15 @@ EQUIVALENT = {
     'src/stages/stage5/check.cpp|decided_kept_count|relational-flip|s(j) > threshold|(s(j)) >= (threshold)|1':
         "differs only at s(j) == threshold, which the line above has returned as undecided: |s(j) − threshold| = 0 "
         "is within e + e_threshold, a sum of errors (never negative)",
+    'src/stages/stage5/check.cpp|value_error|relational-flip|s_hat > 0|(s_hat) >= (0)|1':
+        "at ŝ = 0 both give √e for e > 0 (e/0 = +∞ loses the min); e is iterative_eigen_residual_bound, "
+        "at least 3γ_{n+5}‖M‖_F² > 0 for a body with a slab, and an iterative centre has slabs",
+    **{f'src/stages/stage5/check.cpp|check_iterative_span|{op}|{orig}|{rep}|2':
+       "errors()'s `free` argument (m − 1, the second `m - 1` of check_iterative_span) is read only for a "
+       "streamed centre; check_iterative_span runs for the iterative centre alone, whose errors use only "
+       "the reference's term"
+       for op, orig, rep in (("constant-x10", "1", "(1 * 10)"), ("constant-x0.1", "1", "(1 / 10)"),
+                             ("term-dropped", "m - 1", "(m)"))},
     'src/stages/polish/check.cpp|accepted_step_band|constant-x0.1|1|(1 / 10)|1':
         "bound_evaluation_factor(0) and (1) are the same double, 1 + 2^-52 (1 + γ_1 and 1 + γ_2 both round to "
         "one ulp above 1)",

@@ -360,6 +360,12 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
     CHECK(directions.compared == 1);
     CHECK(directions.undecided == 1);
     CHECK(directions.detail.rfind("λ_m − λ̂_{m−1} = ", 0) == 0);
+    // The hull point then has no kept subspace's angle (sin θ taken as 1): no finite bound.
+    const ComparisonPart& point = part_named(c, "hull point");
+    INFO(point.detail);
+    CHECK(point.compared == 1);
+    CHECK(point.undecided == 1);
+    CHECK(point.detail.rfind("no finite bound (sin θ of the kept subspace 1, ", 0) == 0);
   }
   SECTION("the other values' residual infinite: their items undecided, never agreeing; the free value still decided") {
     SpanResult fast = t.fast;
@@ -380,9 +386,26 @@ TEST_CASE("stage 5's check: faults in an iterative centre's result disagree or a
     CHECK(part_named(c, "hull directions").undecided == 1);
     const ComparisonPart& point = part_named(c, "hull point");
     INFO(point.detail);
+    CHECK(point.compared == 1);
     CHECK(point.undecided == 1);
     CHECK(point.detail.rfind("no finite bound", 0) == 0);
   }
+}
+
+// One head (m = 1) on the iterative centre: no free direction, the kept subspace is all of
+// them (sin θ = 0). Every head's slab passes through Θ_1, so M x0 = c and the point's
+// backward error, which divides by the least residual, has no finite value here: the
+// point is undecided, and its detail names the kept subspace's sin θ, 0.
+TEST_CASE("stage 5's check: one head on the iterative centre keeps every direction", "[verify][stage5]") {
+  const SpanCheckCase t = span_check_case(
+      test::token_hull_body(kIterativeD, 1, 4 * kIterativeD * kIterativeD, 0.05, 1e-3, 5).body, 1,
+      ConvexBody::CentreMethod::iterative);
+  const ComparisonPart& point = part_named(t.row, "hull point");
+  INFO(point.detail);
+  CHECK(point.compared == 1);
+  CHECK(point.undecided == 1);
+  CHECK(point.detail.rfind("no finite bound (sin θ of the kept subspace 0, ", 0) == 0);
+  CHECK(part_named(t.row, "hull directions").compared == 0);
 }
 
 // The iterative method keeps every constrained direction; against a body whose
@@ -451,6 +474,12 @@ TEST_CASE("stage 5's hull point bound: each term is its formula at the kept coun
     CHECK(b.reference == tol::span_reference_point_error(40, n, 128, 4.0 / s_kept, 3.0));
     CHECK(b.total() == (b.solve + b.rounding) + b.reference);
   }
+  // The kept subspace's sin θ at the gap s_kept − s_drop and min(kept, n − kept) dimensions.
+  CHECK(kept_subspace_sin(0.25, s, 2) == tol::singular_subspace_sin_bound(0.25, 2.0 - 0.5, 2, 4));
+  CHECK(kept_subspace_sin(0.25, s, 3) == tol::singular_subspace_sin_bound(0.25, 0.5 - 1e-3, 1, 4));
+  CHECK(kept_subspace_sin(0.25, s, 1) == tol::singular_subspace_sin_bound(0.25, 4.0 - 2.0, 1, 4));
+  CHECK(kept_subspace_sin(0.25, s, 4) == tol::singular_subspace_sin_bound(0.25, 1e-3, 0, 4));
+  CHECK(kept_subspace_sin(0.25, s, 2) != tol::singular_subspace_sin_bound(0.25, 2.0, 2, 4));  // s_drop shows
   // The terms differ from one kept count to the next (so each pin above can fail).
   CHECK(hull_point_bound_terms(s, 3, in).reference != hull_point_bound_terms(s, 2, in).reference);
   CHECK(hull_point_bound_terms(s, 3, in).s_drop == 1e-3);

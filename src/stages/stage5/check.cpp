@@ -68,6 +68,12 @@ KeptValueGap kept_value_gap(const Eigen::VectorXd& s, long long kept) {
   return {s(n - kept), n - kept - 1 >= 0 ? s(n - kept - 1) : 0.0};
 }
 
+double kept_subspace_sin(double e, const Eigen::VectorXd& s, long long kept) {
+  const long long n = s.size();
+  const KeptValueGap g = kept_value_gap(s, kept);
+  return tol::singular_subspace_sin_bound(e, g.s_kept - g.s_drop, std::min(kept, n - kept), n);
+}
+
 HullPointBound hull_point_bound_terms(const Eigen::VectorXd& s, long long kept, const HullPointInputs& in) {
   const long long n = s.size();
   HullPointBound b;
@@ -208,7 +214,7 @@ ComparisonPart compare_hull_point(const SpanResult& fast, const SpanReference& r
   }
   const auto [s_kept, s_drop] = kept_value_gap(s, *kept);
   HullPointInputs in{e.value(), 0, ref.x0.norm(), ref.weighted_residual, ref.c_norm, rows, ref.bits};
-  in.sin_kept = tol::singular_subspace_sin_bound(e.value(), s_kept - s_drop, std::min(*kept, n - *kept), n);
+  in.sin_kept = kept_subspace_sin(e.value(), s, *kept);
   const double bound = hull_point_bound_terms(s, *kept, in).total();
   const double difference = (fast.hull_point - ref.x0).norm();
   if (!std::isfinite(bound)) {

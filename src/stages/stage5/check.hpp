@@ -58,6 +58,11 @@ struct KeptValueGap {
 };
 KeptValueGap kept_value_gap(const Eigen::VectorXd& s, long long kept);
 
+// sin θ of the kept subspace on the dense and streamed paths: Wedin's bound
+// (tolerance::singular_subspace_sin_bound) at the kept values' gap s_kept − s_drop,
+// for a subspace of min(kept, n − kept) dimensions.
+double kept_subspace_sin(double e, const Eigen::VectorXd& s, long long kept);
+
 // What the hull point's bound needs besides the reference's values.
 struct HullPointInputs {
   double e = 0;                  // the error on each value: ε_M + the reference's (dense, streamed), or the
