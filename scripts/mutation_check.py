@@ -62,6 +62,8 @@ TIMEOUT_FACTOR, TIMEOUT_FLOOR = 10, 60  # a test's timeout: 10 times its time wi
 
 _THREADS = ("the thread count of a draw: each sample's inputs and labels are computed on their own, the same "
             "bytes for any count (tests/model/test_forward.cpp; 0 threads is OpenMP's default count)")
+_POLISH_THREADS = ("polishing's thread count: polish_iteration gives the same bytes for any count "
+                   "(tests/stages/test_polish.cpp, \"the same bytes on 1 and 2 threads\"; 0 is OpenMP's default count)")
 _POLISH_W = ("verify's polishing start: the perturbation of the W_i only; polish_iteration replaces the start's "
              "W by W(Θ) (stages/polish/polish.hpp), so no W of the start reaches the polish row")
 _MPFR_TERM = ("a change inside the MPFR reference's own error term of a membership band, (n + c)·2^-bits·S with "
@@ -135,6 +137,16 @@ EQUIVALENT = {
     'src/stages/stage6/net_check.cpp|compare_net|constant-x0.1|1|(1 / 10)|2': _THREADS,
     'src/stages/polish/check.cpp|check_polish|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/stages/polish/check.cpp|check_polish|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    # polishing's own thread count in the check: its iteration gives the same bytes for any count
+    # (tests/stages/test_polish.cpp, "the same bytes on 1 and 2 threads"; 0 is OpenMP's default count)
+    'src/stages/polish/check.cpp|check_polish|constant-x10|1|(1 * 10)|2': _POLISH_THREADS,
+    'src/stages/polish/check.cpp|check_polish|constant-x0.1|1|(1 / 10)|2': _POLISH_THREADS,
+    **{f'src/stages/stage2/check.cpp|check_certification|{op}|1.0|{rep}|1':
+       "the bound given to a row whose v_bound is 0: compare_certification_row leaves v_bound 0 only on its "
+       "early returns (duplicate tokens, rank decided), where v_difference stays 0 as well, and otherwise only "
+       "for a zero row y (certification_solution_bound is 0 at y = v = 0 with no reference error), where both "
+       "solves return v = 0 exactly: record(0, b) agrees for 1, 10 and 0.1 alike"
+       for op, rep in (("constant-x10", "(1.0 * 10)"), ("constant-x0.1", "(1.0 * 0.1)"))},
     'src/verify/verify.cpp|perturbed|constant-x10|1|(1 * 10)|1': _POLISH_W,
     'src/verify/verify.cpp|perturbed|constant-x0.1|1|(1 / 10)|1': _POLISH_W,
     'src/verify/verify.cpp|perturbed|term-dropped|relative * h.w.norm()|(relative)|1': _POLISH_W,

@@ -160,6 +160,52 @@ TEST_CASE("stage 3's empty body: a fast point 1.5 tolerances outside is undecide
   CHECK(std::string(verdict(check_min_norm_point(open))) == "agree");
 }
 
+TEST_CASE("stage 3's empty body: a fast point exactly 2 tolerances outside is still within the contract", "[verify][stage3][branches]") {
+  // Exact arithmetic: the active set's tolerance factor is 2^-40 (min_norm_active_set.cpp), so
+  // with θ_0 = t = 1 + 2^-39 and the slab |θ_0| ≤ e = 1 − 2^-39 the violation t − e = 2^-38
+  // and the tolerance 2^-40·(t + 0 + e) = 2^-39 are both exact: their ratio is 2, not 2 ± an ulp.
+  // A second slab around t (half-width 2^-40, disjoint from the first) makes K empty.
+  const double t = 1 + 0x1p-39, e = 1 - 0x1p-39;
+  ConvexBody body(4, 20);
+  body.add(Slab{{1, 0, 0, 0}, 0, e});
+  body.add(Slab{{1, 0, 0, 0}, t, 0x1p-40});
+  ActiveSetResult fast;
+  fast.status = ActiveSetResult::optimal;
+  fast.x = Eigen::Vector4d(t, 0, 0, 0);
+  fast.inside_ball = true;
+  REQUIRE(fast.x.norm() == t);
+  REQUIRE((t - e) / active_set_tolerance(body.slabs()[0], t) == 2.0);
+  Comparison c;
+  compare_empty(body, fast, c);
+  INFO(c.detail);
+  CHECK(std::string(verdict(c)) == "undecided");  // the threshold is "beyond 2", so 2 itself is undecided
+  // One ulp further out (e one ulp smaller: the violation grows, the tolerance hardly moves): disagree.
+  ConvexBody beyond(4, 20);
+  beyond.add(Slab{{1, 0, 0, 0}, 0, std::nextafter(e, 0.0)});
+  beyond.add(Slab{{1, 0, 0, 0}, t, 0x1p-40});
+  REQUIRE((t - std::nextafter(e, 0.0)) / active_set_tolerance(beyond.slabs()[0], t) > 2.0);
+  Comparison d;
+  compare_empty(beyond, fast, d);
+  CHECK(disagrees(d));
+}
+
+TEST_CASE("stage 3's empty body: a fast path that ends outside the ball finds K empty as well, whatever its status", "[verify][stage3][branches]") {
+  // Either sign of emptiness from the fast path (no optimum, or an optimum outside the ball)
+  // agrees with the certified reference; the point it returns is then not examined.
+  const ConvexBody body = gapped_body(1e3);
+  for (auto [status, inside] : {std::pair{ActiveSetResult::optimal, false}, std::pair{ActiveSetResult::infeasible, true}}) {
+    ActiveSetResult fast;
+    fast.status = status;
+    fast.inside_ball = inside;
+    fast.x = Eigen::Vector4d(3, 0, 0, 0);  // far outside both slabs: examined, it would disagree
+    Comparison c;
+    compare_empty(body, fast, c);
+    INFO(c.detail);
+    CHECK(std::string(verdict(c)) == "agree");
+    CHECK_THAT(c.detail, Catch::Contains("both paths find K empty"));
+  }
+}
+
 TEST_CASE("the learner's large references run up to d² = --reference-max-unknowns, not d", "[learn][reference][branches]") {
   CHECK(large_references_fit(4, 16));
   CHECK_FALSE(large_references_fit(4, 15));
