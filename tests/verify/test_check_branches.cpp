@@ -11,6 +11,7 @@
 #include "numeric/tolerance.hpp"
 #include "stages/polish/reference.hpp"
 #include "stages/stage3/check.hpp"
+#include "stages/stage3/margin.hpp"
 #include "verify/verify.hpp"
 
 #include <catch2/catch.hpp>
@@ -204,6 +205,58 @@ TEST_CASE("stage 3's empty body: a fast path that ends outside the ball finds K 
     CHECK(std::string(verdict(c)) == "agree");
     CHECK_THAT(c.detail, Catch::Contains("both paths find K empty"));
   }
+}
+
+TEST_CASE("stage 3's fit: compared from exactly d events, not compared below d or without a fit", "[verify][stage3][branches]") {
+  // A real margin stage at d = 6; its fit cut to d events of full rank and solved again in
+  // double (a square system: the least-squares row compares it with the exact solution).
+  const Instance inst = mha::test::generated_instance(6, 3, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1, Stream::inputs);
+  const std::vector<MatD> proxies = {(inst.layer.heads[0].theta + inst.layer.heads[1].theta) / 2};
+  MarginOptions mo;
+  mo.pilot_samples = 20000;
+  mo.max_samples = 400000;
+  mo.accept_fraction = 1e-2;
+  const MarginResult full = refine_wsum(oracle, proxies, mo);
+  const int d = inst.d();
+  REQUIRE(full.fit_tokens.rows() > d);
+  REQUIRE(Eigen::FullPivLU<MatD>(full.fit_tokens).rank() == d);
+  auto cut = [&](int rows) {  // the first `rows` fit events that raise the rank (all d of them when rows = d)
+    MarginResult r = full;
+    std::vector<Eigen::Index> kept;
+    for (Eigen::Index i = 0; i < full.fit_tokens.rows() && static_cast<int>(kept.size()) < rows; ++i) {
+      MatD trial(static_cast<Eigen::Index>(kept.size()) + 1, d);
+      for (size_t j = 0; j < kept.size(); ++j) trial.row(static_cast<Eigen::Index>(j)) = full.fit_tokens.row(kept[j]);
+      trial.row(trial.rows() - 1) = full.fit_tokens.row(i);
+      if (Eigen::FullPivLU<MatD>(trial).rank() == trial.rows()) kept.push_back(i);
+    }
+    REQUIRE(static_cast<int>(kept.size()) == rows);
+    r.fit_tokens = MatD(rows, d);
+    r.fit_labels = MatD(rows, full.fit_labels.cols());
+    for (int j = 0; j < rows; ++j) {
+      r.fit_tokens.row(j) = full.fit_tokens.row(kept[j]);
+      r.fit_labels.row(j) = full.fit_labels.row(kept[j]);
+    }
+    r.w_sum = r.fit_tokens.colPivHouseholderQr().solve(r.fit_labels);
+    return r;
+  };
+  const Comparison at_d = check_margin(oracle, proxies, cut(d), mo.first_sample, 200);
+  INFO(at_d.detail);
+  CHECK(at_d.compared > 0);
+  CHECK_FALSE(disagrees(at_d));
+  // One event short, with a w_sum still present: not compared (the guard's first half alone).
+  MarginResult short_fit = cut(d - 1);
+  short_fit.w_sum = full.w_sum;
+  const Comparison below = check_margin(oracle, proxies, short_fit, mo.first_sample, 200);
+  CHECK(below.compared == 0);
+  CHECK(std::string(verdict(below)) == "not compared");
+  CHECK_THAT(below.detail, Catch::Contains("made no fit"));
+  // Enough events but no fit (its second half alone): not compared either.
+  MarginResult no_fit = full;
+  no_fit.w_sum = MatD();
+  const Comparison none = check_margin(oracle, proxies, no_fit, mo.first_sample, 200);
+  CHECK(none.compared == 0);
+  CHECK_THAT(none.detail, Catch::Contains("made no fit"));
 }
 
 TEST_CASE("the learner's large references run up to d² = --reference-max-unknowns, not d", "[learn][reference][branches]") {

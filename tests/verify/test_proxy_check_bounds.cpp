@@ -46,6 +46,15 @@ TEST_CASE("stage 3's proxy: the active normals' condition is (σ_max + δ)/(σ_m
   CHECK(active_condition(body, {0, 2, 5}) == (3.0 + delta3) / (1.0 - delta3));
 }
 
+TEST_CASE("stage 3's proxy: an active slab with a zero normal is infinitely ill-conditioned, not 0/0", "[verify][stage3]") {
+  // σ_max = σ_min = 0 and δ = 0: the condition is +∞ by the `σ_min − δ > 0` test, where the
+  // quotient (0 + 0)/0 would be NaN.
+  ConvexBody body(2, 10.0);
+  body.add({{0.0, 0.0}, 0.0, 1.0});
+  CHECK(active_condition(body, {0}) == std::numeric_limits<double>::infinity());
+  CHECK(active_condition(body, {1}) == std::numeric_limits<double>::infinity());
+}
+
 TEST_CASE("stage 3's proxy: the ball's band is the point's bound plus u(‖θ_ref‖ + R)", "[verify][stage3]") {
   const double u = tol::kDoubleUnitRoundoff;
   CHECK(ball_side_band(1e-10, 4.0, 10.0) == 1e-10 + u * (4.0 + 10.0));
