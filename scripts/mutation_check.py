@@ -94,6 +94,37 @@ EQUIVALENT = {
         "the ball's exit index -1 made -10: it is only ever tested as `e.slab >= 0`",
     'src/numeric/tolerance.cpp|gamma|relational-flip|nu < 1.0|(nu) <= (1.0)|1':
         "gamma at nu = 1 exactly: nu/(1 - nu) = 1/0 is +inf, the value the other branch returns",
+    # stage 2's body: which test points and directions (compare_membership, compare_widths). The check
+    # compares the two bodies at whatever points it is given; these mutants pick other points the
+    # specification admits equally (docs/mutation.md, "equivalent as checks"), not a different verdict rule.
+    'src/stages/stage2/body_check.cpp|exit_along|relational-flip|s < e.s|(s) <= (e.s)|1':
+        "a tie of two slabs' exits along a ray: both bind at the same point, and either one's band places the "
+        "ray's test points as the specification asks (the later slab instead of the earlier)",
+    'src/stages/stage2/body_check.cpp|exit_along|relational-flip|s_ball < e.s|(s_ball) <= (e.s)|1':
+        "a tie of the ball's exit with a slab's along a ray: both bind at the same point, and either one's band "
+        "places the ray's test points as the specification asks",
+    **{f'src/stages/stage2/body_check.cpp|compare_membership|{op}|{orig}|{rep}|1':
+       "the rays' origin: the fast body's least-squares centre with m free directions, or none, instead of "
+       "m − 1; any point serves as the origin of rays to the fast body's boundary, where the test points are placed"
+       for op, orig, rep in (("constant-x10", "1", "(1 * 10)"), ("constant-x0.1", "1", "(1 / 10)"),
+                             ("term-dropped", "m - 1", "(m)"))},
+    **{f'src/stages/stage2/body_check.cpp|{fn}|{op}|{orig}|{rep}|1':
+       "another stream index of the Gaussian test directions (still one distinct index per direction): "
+       "directions from the same distribution, which is what the check specifies"
+       for fn, op, orig, rep in (("compare_membership", "constant-x10", "100", "(100 * 10)"),
+                                 ("compare_membership", "constant-x0.1", "100", "(100 / 10)"),
+                                 ("compare_membership", "term-dropped", "100 + ray", "(ray)"),
+                                 ("compare_widths", "constant-x10", "200", "(200 * 10)"),
+                                 ("compare_widths", "constant-x0.1", "200", "(200 / 10)"),
+                                 ("compare_widths", "term-dropped", "200 + i", "(i)"))},
+    **{f'src/stages/stage2/body_check.cpp|compare_membership|constant-x0.1|0.25|(0.25 * 0.1)|{n}':
+       "the points meant to be undecided, at ∓1/40 of the band instead of ∓1/4: any offset below one band is "
+       "within the reference's band at that point (the band varies by a relative ~u along the ray), so both are "
+       "undecided and the part's counts are the same"
+       for n in (1, 2)},
+    'src/stages/stage2/body_check.cpp|compare_widths|logical-swap|hi.status == ExactStatus::optimal && lo.status == ExactStatus::optimal|(hi.status == ExactStatus::optimal) || (lo.status == ExactStatus::optimal)|1':
+        "the exact maximum and minimum of one linear function over the same body (slabs within the box "
+        "|θ_c| ≤ R, bounded): both optimal or both infeasible, never one of each, so && and || agree",
     # a draw's thread count: every sample's inputs and labels are computed on their own, the same bytes
     # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
     'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,

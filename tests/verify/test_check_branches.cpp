@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -205,6 +206,16 @@ TEST_CASE("stage 3's empty body: a fast path that ends outside the ball finds K 
     CHECK(std::string(verdict(c)) == "agree");
     CHECK_THAT(c.detail, Catch::Contains("both paths find K empty"));
   }
+  // An optimum in the ball that is not finite: decided, and wrong (never "within its tolerance").
+  ActiveSetResult nan_point;
+  nan_point.status = ActiveSetResult::optimal;
+  nan_point.inside_ball = true;
+  nan_point.x = Eigen::Vector4d(std::numeric_limits<double>::quiet_NaN(), 0, 0, 0);
+  Comparison c;
+  compare_empty(body, nan_point, c);
+  CHECK(disagrees(c));
+  CHECK(c.compared == 1);
+  CHECK_THAT(c.detail, Catch::Contains("not finite"));
 }
 
 TEST_CASE("stage 3's fit: compared from exactly d events, not compared below d or without a fit", "[verify][stage3][branches]") {

@@ -15,6 +15,7 @@
 #include "stages/stage2/body_check.hpp"
 #include "stages/stage2/check.hpp"
 #include "stages/stage2/sculpt.hpp"
+#include "numeric/precision.hpp"
 #include "numeric/tolerance.hpp"
 #include "geometry/convex_body.hpp"
 #include "stages/stage1/reference.hpp"
@@ -335,6 +336,51 @@ TEST_CASE("body membership: a point inside every slab is decided by the ball, un
   CHECK(side(20 - 4 * band) == BandSide::below);
 }
 
+TEST_CASE("body membership at low precision: the reference's own term is (n + 4)·ε·(Σ|a_c θ_c| + |b| + η) and (n + 2)·ε·‖θ‖", "[verify][certify]") {
+  // At the least precision the reference accepts (53 bits asked, ε = 2^-bits for the bits
+  // MPFR then carries) and n = 1024 unknowns, the reference's own term spans many steps of
+  // the double grid of the point, so a point between the band with and without the
+  // factor S (or ‖θ‖) shows that factor. The points lie on the double grid, so the
+  // reference's value is exact: θ_0 − 1 = j·2^-52 and ‖θ‖ − 20 = j·2^-48.
+  unsigned bits = 0;
+  {
+    ScopedPrecision precision(53);
+    bits = current_precision_bits();
+  }
+  const int n = 1024;
+  const ReferenceSlab exact_data;
+  const std::vector<const ReferenceSlab*> bounds = {&exact_data};
+  auto first_beyond = [](double base, double step, double below) {  // the first grid point beyond base + below
+    int j = 0;
+    while (j * step <= below) ++j;
+    return base + j * step;
+  };
+  auto point = [&](int coordinate, double value) {
+    Eigen::VectorXd theta = Eigen::VectorXd::Zero(n);
+    theta(coordinate) = value;
+    return theta;
+  };
+  std::vector<double> e0(n, 0.0);
+  e0[0] = 1;
+  ConvexBody slab(n, 20);
+  slab.add(Slab{e0, 0, 1});  // |θ_0| ≤ 1, S = θ_0 + |b| + η ≈ 2
+  const double e_slab = tol::reference_relative_error(bits, n + 4);
+  const double t = first_beyond(1, 0x1p-52, tol::slab_membership_band(1, 0, 1, n, 0, 0, 0, 1) + e_slab);  // beyond the band without S
+  const double with_s = tol::slab_membership_band(t, 0, 1, n, 0, 0, 0, t) + e_slab * (t + 1);
+  INFO("bits " << bits << ", θ_0 − 1 = " << t - 1 << ", band " << with_s);
+  REQUIRE(t - 1 < with_s);
+  CHECK(reference_membership(slab, bounds, point(0, t), 53) == BandSide::undecided);
+  CHECK(reference_membership(slab, bounds, point(0, first_beyond(1, 0x1p-52, with_s)), 53) == BandSide::above);
+  // The ball, R = 20, at θ = r e_1: band(‖θ‖) + (n + 2)·ε·‖θ‖.
+  const double e_ball = tol::reference_relative_error(bits, n + 2);
+  const double r = first_beyond(20, 0x1p-48, tol::ball_membership_band(20, 20, n) + e_ball);  // beyond the band without ‖θ‖
+  const double ball = tol::ball_membership_band(r, 20, n) + e_ball * r;
+  INFO("‖θ‖ − 20 = " << r - 20 << ", band " << ball);
+  REQUIRE(r - 20 < ball);
+  CHECK(reference_membership(slab, bounds, point(1, r), 53) == BandSide::undecided);
+  CHECK(reference_membership(slab, bounds, point(1, first_beyond(20, 0x1p-48, ball)), 53) == BandSide::above);
+}
+
 TEST_CASE("the body's parts: test points at ∓4 bands decided and at ∓¼ undecided, widths along every direction named", "[verify][certify][branches]") {
   // Along each of the 4 rays to the fast body's boundary the points at −4 and +4
   // bands are decided (inside, outside), those at ∓¼ band undecided; the true Θ_1,
@@ -482,6 +528,43 @@ TEST_CASE("the body of hand-made slabs: rays that leave through the ball, a norm
   CHECK_FALSE(widened[0].agree);
   CHECK_FALSE(widened[1].agree);
   CHECK_FALSE(contains(widened[1].detail, "disagreements 0"));
+
+  // A fast slab wider than the reference's by 10 of its membership bands: the points 4 bands
+  // inside the fast boundary lie 6 outside the reference's, so the membership part disagrees
+  // (points 40 bands away would straddle both boundaries and see nothing).
+  HandRow ten_bands({1, 0, 0, 0}, {1, 0, 0, 0}, 0, 1);
+  const double band_at_edge = tol::slab_membership_band(1, 0, 1, 4, 0, 0, 0, 20);  // the largest |θ_c| a ray's point has is below R = 20
+  ten_bands.fast.front().eta = 1 + 10 * band_at_edge;
+  const std::vector<ComparisonPart> slightly = hand_body({&ten_bands});
+  REQUIRE(slightly.size() == 3);
+  INFO(slightly[1].detail);
+  CHECK_FALSE(slightly[1].agree);
+  CHECK_FALSE(contains(slightly[1].detail, "disagreements 0"));
+
+  // The same fault on one of two crossing slabs: the rays go in different directions, so
+  // some leave through the faulty slab and see it and some leave through the other and do
+  // not (4 rays in one direction would make it all or none).
+  HandRow crossing({0, 1, 0, 0}, {0, 1, 0, 0}, 0, 1);
+  const std::vector<ComparisonPart> partly = hand_body({&ten_bands, &crossing}, 8);
+  REQUIRE(partly.size() == 3);
+  INFO(partly[1].detail);
+  CHECK_FALSE(partly[1].agree);
+  CHECK_FALSE(contains(partly[1].detail, "disagreements 0"));
+  CHECK_FALSE(contains(partly[1].detail, "disagreements 16"));  // 2 points per ray that sees the fault
+
+  // One true head (m = 1): no hull direction among the widths, and the head is a test point.
+  Layer one_head;
+  one_head.heads.push_back({MatD::Identity(2, 2) * 0.25, MatD::Identity(2, 2)});
+  std::vector<BodyRow> rows = {{wide0.fast, &wide0.check}, {wide1.fast, &wide1.check}};
+  BodyOptions o;
+  o.boundary_rays = 4;
+  const std::vector<ComparisonPart> single = compare_body(rows, 2, 1, &one_head, o, 128);
+  REQUIRE(single.size() == 3);
+  INFO(single[1].detail);
+  INFO(single[2].detail);
+  CHECK(single[2].compared == 2 + 3);
+  CHECK(contains(single[2].detail, "5 directions (2 slab normals, 3 random)"));
+  CHECK(contains(single[1].detail, "18 points (the true Θ_i, the fast centre, 4 rays × 4 offsets"));
 
   // The exact programs (CGAL) give the reference widths up to n = 36 unknowns and 100 slabs.
   CHECK(contains(ball[2].detail, "5 directions (2 slab normals, 3 random); reference widths exact (CGAL) for 5"));
