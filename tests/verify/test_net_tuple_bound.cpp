@@ -134,3 +134,29 @@ TEST_CASE("stage 6's net: no bound where σ_min does not exceed the design's err
   CHECK(far.bound == std::numeric_limits<double>::infinity());
   CHECK(far.train_error == 1.0 * tol::bound_evaluation_factor(64 * 8 + 2));
 }
+
+TEST_CASE("stage 6's net: a design row's entrywise error is its derivation, term by term", "[verify][stage6]") {
+  // The fast logits' error: γ_{2d} times the row's largest |X||Θ||X|ᵀ entry, widened for its
+  // 2d + 2 roundings.
+  CHECK(net_logit_error(3.0, 4) == tol::gamma(8) * 3.0 * tol::bound_evaluation_factor(10));
+  CHECK(net_logit_error(3.0, 4) != tol::gamma(8) * 3.0);  // the widening shows
+  // The row: k = 3 tokens in R², attention (1/2, 1/4, 1/4), a logit error of 10⁻¹⁷ (below
+  // u·span, so both parts of the softmax's exponent error show) on a span of 2.
+  RowVec<double> attention(3);
+  attention << 0.5, 0.25, 0.25;
+  MatD tokens(3, 2);
+  tokens << 1, -2, -3, 1, 0.5, -4;  // the bound takes |X|
+  const double le = 1e-17;
+  const double eps = tol::design_entry_relative_error(tol::double_softmax_relative_error(le, 2.0 + 2 * le, 3), 3);
+  const RowVec<double> expected = eps * (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(3 + 3));
+  const RowVec<double> row = net_design_row_error(le, 2.0, attention, tokens);
+  CHECK(row == expected);
+  // Â|X| = (1.375, 2.25): each entry scales its own column.
+  CHECK(row(0) / row(1) == Approx(1.375 / 2.25).epsilon(1e-15));
+  // A logit error that dominates the span's rounding (10⁻¹⁰ on a span of 0): the softmax's
+  // error is then 2·(2·10⁻¹⁰) to first order, visibly larger.
+  const RowVec<double> large = net_design_row_error(1e-10, 0.0, attention, tokens);
+  CHECK(large == tol::design_entry_relative_error(tol::double_softmax_relative_error(1e-10, 0.0 + 2 * 1e-10, 3), 3) *
+                     (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
+  CHECK(large(0) > 4e-10 * 1.375);
+}

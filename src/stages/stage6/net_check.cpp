@@ -23,6 +23,20 @@ namespace mha {
 
 namespace tol = mha::tolerance;
 
+double net_logit_error(double abs_logit_row_max, long long d) {
+  return tol::gamma(2 * d) * abs_logit_row_max * tol::bound_evaluation_factor(2 * d + 2);
+}
+
+RowVec<double> net_design_row_error(double logit_error, double logit_span, const RowVec<double>& attention,
+                                    const MatD& tokens) {
+  const long long k = tokens.rows();
+  const double span = logit_span + 2 * logit_error;
+  const double eps = tol::design_entry_relative_error(
+      tol::double_softmax_relative_error(logit_error, span, static_cast<int>(k)), static_cast<int>(k));
+  // A|X| in double from the rounded attention (u each) and |X|: k-term sums, γ_{k+2} more.
+  return eps * (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(k + 3));
+}
+
 namespace {
 
 using MatM = Mat<Mpfr>;
@@ -51,12 +65,9 @@ ReferenceDesign reference_design(const MatD& theta, const std::vector<MatD>& xs)
     const MatD ld = to_double_matrix<Mpfr>(logits);
     const MatD ad = to_double_matrix<Mpfr>(a);
     for (Eigen::Index row = 0; row < k; ++row) {
-      const double logit_error = tol::gamma(2 * d) * abs_logits.row(row).maxCoeff() * tol::bound_evaluation_factor(2 * d + 2);
-      const double span = ld.row(row).maxCoeff() - ld.row(row).minCoeff() + 2 * logit_error;
-      const double eps = tol::design_entry_relative_error(
-          tol::double_softmax_relative_error(logit_error, span, static_cast<int>(k)), static_cast<int>(k));
-      // A|X| in double from the rounded attention (u each) and |X|: k-term sums, γ_{k+2} more.
-      r.error.row(n * k + row) = eps * (ad.row(row) * xs[n].cwiseAbs()) * (1.0 + tol::gamma(k + 3));
+      const double logit_error = net_logit_error(abs_logits.row(row).maxCoeff(), d);
+      r.error.row(n * k + row) =
+          net_design_row_error(logit_error, ld.row(row).maxCoeff() - ld.row(row).minCoeff(), ad.row(row), xs[n]);
     }
   }
   return r;

@@ -49,6 +49,18 @@ struct NetTupleBound {
 };
 NetTupleBound net_tuple_bound(const NetTupleInputs& inputs);
 
+// One row of a net point's design on two paths: the entrywise bound on |D̂ − D| for the
+// row (n, a) = A(X_n)[a,:] X_n. The fast logits fl(fl(XΘ)Xᵀ) are within
+// logit_error = γ_{2d}·max_b (|X||Θ||X|ᵀ)[a,b] of the exact ones (Higham (3.13); evaluated
+// with 2d + 2 roundings); the softmax's relative error follows from that error and the
+// row's logit span widened by it (double_softmax_relative_error), then A X's
+// (design_entry_relative_error); the bound on row entry c is that relative error times
+// (Â|X|)_c, times (1 + γ_{k+3}) for the k-term sums of Â|X| in double.
+double net_logit_error(double abs_logit_row_max, long long d);
+// `tokens` is X_n (its entries' absolute values are taken here, in the product's own form).
+RowVec<double> net_design_row_error(double logit_error, double logit_span, const RowVec<double>& attention,
+                                    const MatD& tokens);
+
 // The winner check: `fast_winner` against the argmin of the reference objectives
 // E* (the fast winner when it attains the minimum); a different winner is a tie
 // (undecided) when E*_f − E*_r ≤ B_f + B_r (the edge included), else a
