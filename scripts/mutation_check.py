@@ -92,6 +92,9 @@ EQUIVALENT = {
         "c1 == 0 was skipped by the `continue` just above, so c1 > 0 and c1 >= 0 agree",
     'src/stages/stage2/body_check.cpp|exit_along|constant-x10|1|(1 * 10)|1':
         "the ball's exit index -1 made -10: it is only ever tested as `e.slab >= 0`",
+    'src/numeric/tolerance.cpp|slab_width_difference_bound|relational-negate|!(w_lo > d_hi)|(w_lo) <= (d_hi)|1':
+        "differs only for a NaN operand: w_lo = w − v_error and d_hi = δ + δ_error are differences and sums of "
+        "finite arguments (checked above), never NaN (an overflow gives ±∞, which both forms compare alike)",
     'src/numeric/tolerance.cpp|gamma|relational-flip|nu < 1.0|(nu) <= (1.0)|1':
         "gamma at nu = 1 exactly: nu/(1 - nu) = 1/0 is +inf, the value the other branch returns",
     # stage 2's body: which test points and directions (compare_membership, compare_widths). The check

@@ -70,6 +70,9 @@ TEST_CASE("stage 3's logit margin bound exactly", "[tolerance][terms]") {
   const double logits = 2.0 * g(6) * 1.0;
   CHECK(tol::logit_margin_bound(1, 0.5, 3) == (logits + u * (0.5 + logits)) * factor(12));
   CHECK(tol::logit_margin_bound(1, -0.5, 3) == tol::logit_margin_bound(1, 0.5, 3));  // |margin|
+  // A margin of 0: u·logits alone, more than half an ulp of logits (its mantissa is above 1), shows.
+  CHECK(tol::logit_margin_bound(1, 0, 3) == (logits + u * (0.0 + logits)) * factor(12));
+  CHECK(tol::logit_margin_bound(1, 0, 3) != logits * factor(12));
 }
 
 TEST_CASE("stage 2's slab bounds exactly, and +∞ where a v is within its error of 0", "[tolerance][terms]") {
@@ -77,8 +80,10 @@ TEST_CASE("stage 2's slab bounds exactly, and +∞ where a v is within its error
   CHECK(tol::slab_centre_difference_bound(2, 3, 0.5, 0) == ((0.0 + g(1)) * (1.0 + 2.0 * u) + 3.0 * u * 0.5) * factor(12));
   const double moved = 1e-3 / (2 - 1e-3) + 1e-3 / (3 - 1e-3);
   CHECK(tol::slab_centre_difference_bound(2, 3, -100, 1e-3) == ((moved + g(1)) * (1.0 + 2.0 * u) + 3.0 * u * 100) * factor(12));
-  CHECK(tol::slab_centre_difference_bound(2, 3, 0.5, 2) == kInf);  // v_j within its error of 0
-  CHECK(tol::slab_centre_difference_bound(3, 2, 0.5, 2) == kInf);  // v_a
+  CHECK(tol::slab_centre_difference_bound(2, 3, 0.5, 2.5) == kInf);  // v_j within its error of 0 (v_a not)
+  CHECK(tol::slab_centre_difference_bound(3, 2, 0.5, 2.5) == kInf);  // v_a (v_j not)
+  CHECK(tol::slab_centre_difference_bound(0, 3, 0.5, 0) == kInf);    // v_j = 0 = its error: no bound, not 0/0
+  CHECK(tol::slab_centre_difference_bound(3, 0, 0.5, 0) == kInf);    // v_a
   // The width: δ = 1/2, η = 1, v = 2 and 3, errors 10⁻¹⁷ (as large as the rounding terms).
   const double de = 1e-17, ve = 1e-17, d_hi = 0.5 + de;
   double total = 2.0 * u * 1.0;
