@@ -16,6 +16,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/LU>
+#include <Eigen/QR>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
