@@ -128,6 +128,20 @@ EQUIVALENT = {
     'src/stages/stage2/body_check.cpp|compare_widths|logical-swap|hi.status == ExactStatus::optimal && lo.status == ExactStatus::optimal|(hi.status == ExactStatus::optimal) || (lo.status == ExactStatus::optimal)|1':
         "the exact maximum and minimum of one linear function over the same body (slabs within the box "
         "|θ_c| ≤ R, bounded): both optimal or both infeasible, never one of each, so && and || agree",
+    # verify's and the learner's reference step: what they re-run, not how they decide
+    **{f'src/verify/verify.cpp|verify_margin_options|{op}|{orig}|{rep}|1':
+       "how much of stage 3 verify runs (its pilot, its budget, its accepted fraction): the row compares the "
+       "fast fit with its reference on whatever events that run selects (docs/mutation.md, \"equivalent as checks\")"
+       for op, orig, rep in (("constant-x10", "20000", "(20000 * 10)"), ("constant-x0.1", "20000", "(20000 / 10)"),
+                             ("constant-x10", "4000000", "(4000000 * 10)"), ("constant-x0.1", "4000000", "(4000000 / 10)"),
+                             ("constant-x10", "1e-3", "(1e-3 * 10)"))},
+    'src/verify/verify.cpp|verify_instance|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/verify/verify.cpp|verify_instance|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/learn/reference_checks.cpp|check_selected_round|constant-x10|1|(1 * 10)|1': _THREADS,
+    'src/learn/reference_checks.cpp|check_selected_round|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    'src/learn/reference_checks.cpp|check_proxy|bool-flipped|true|false|1':
+        "check_proxy's early return when the large references are gated: its result is read only by "
+        "check_span_of, which is gated by the same condition (large_references_fit) and returns before reading it",
     # a draw's thread count: every sample's inputs and labels are computed on their own, the same bytes
     # for any count (tests/model/test_forward.cpp, "bit-identical for any thread count"; 0 is OpenMP's default)
     'src/stages/stage2/check.cpp|certification_rows|constant-x10|1|(1 * 10)|1': _THREADS,

@@ -349,6 +349,24 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
   CHECK(thin.stage == "5");
   CHECK(thin.warning == (thin.detail.find(": not thin") != std::string::npos));
   CHECK(thin.detail.find("(m − 1 = 1)") != std::string::npos);
+  // The hull dimension by the gap: a diagnostic (a warning) exactly when the run's stage 5 read a
+  // dimension other than m − 1 = 1 (this short run's body reads 0 free directions).
+  const auto stage5_run = std::find_if(run.report.stages.begin(), run.report.stages.end(), [](const StageRecord& r) {
+    return r.stage == "5" && r.summary.rfind("hull dimension ", 0) == 0;
+  });
+  REQUIRE(stage5_run != run.report.stages.end());
+  const int read_dimension = std::stoi(stage5_run->summary.substr(std::string("hull dimension ").size()));
+  const auto gap_dimension = std::find_if(all.begin(), all.end(), [](const Diagnostic& g) { return g.name == "hull dimension by the gap"; });
+  CHECK((gap_dimension != all.end()) == (read_dimension != 1));
+  if (gap_dimension != all.end()) {
+    INFO(gap_dimension->detail);
+    CHECK(gap_dimension->warning);
+    CHECK(std::stoi(gap_dimension->detail) == read_dimension);
+    CHECK(gap_dimension->detail.find("m − 1 = 1") != std::string::npos);
+  }
+  // Rows of no round (stage 1's before the rounds, polishing's start) carry round −1.
+  for (const auto& row : run.report.reference)
+    if (row.comparison.stage == "1" || row.comparison.stage == "polish") CHECK(row.round == -1);
   const auto [below, gated] = rows_of(35);  // one below d²: the QP and the MPFR SVD say "not run"
   for (const std::string stage : {"3", "5"}) {
     const auto& stage_rows = gated.at(stage);
@@ -356,4 +374,10 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
       return c.compared == 0 && c.detail.find("not run: d² = 36 unknowns > 35") != std::string::npos;
     }));
   }
+  // Gated means not run at all: one proxy row (the "not run" one), and no stage-5 row compares anything.
+  CHECK(proxy(gated.at("3")) == 1);
+  for (const Comparison& c : gated.at("5")) CHECK(c.compared == 0);
+  // The reference step off: no rows at all.
+  o.reference = false;
+  CHECK(learn_layer(oracle, o, &inst).report.reference.empty());
 }

@@ -110,6 +110,11 @@ TEST_CASE("faults: stage 3 scales the fit's W_Σ(0,0) by 1 + 1e-8", "[verify][fa
   MatD expected = fault_test_matrix();
   expected(0, 0) *= 1 + 1e-8;
   CHECK(w == expected);
+  // A run that made no fit: nothing to scale, left empty.
+  FastPaths none;
+  none.margin = [](const SampleSource&, const std::vector<MatD>&, const MarginOptions&, const Layer*) { return MarginResult{}; };
+  fault_of("3").inject(none);
+  CHECK(none.margin(NoSamples{}, {}, MarginOptions{}, nullptr).w_sum.size() == 0);
 }
 
 TEST_CASE("faults: stage 5 turns the first hull direction by 0.2 rad, the others kept", "[verify][faults]") {
@@ -159,4 +164,16 @@ TEST_CASE("faults: polishing negates the gradient of head 1 (its first d² entri
   Eigen::VectorXd expected(8);
   expected << -1, -2, -3, -4, 5, 6, 7, 8;
   CHECK(g == expected);
+  // A gradient of exactly d² entries (one head's) is negated whole; a shorter one is left alone.
+  for (const int size : {4, 3}) {
+    FastPaths one;
+    one.polish_iteration = [size](const LabelledBatch&, const Layer&, const PolishOptions&) {
+      PolishIteration it;
+      it.gradient = Eigen::VectorXd::LinSpaced(size, 1.0, double(size));
+      return it;
+    };
+    fault_of("polish").inject(one);
+    const Eigen::VectorXd h = one.polish_iteration(LabelledBatch{}, fault_test_layer(), PolishOptions{}).gradient;
+    CHECK(h == (size == 4 ? Eigen::VectorXd(-Eigen::VectorXd::LinSpaced(4, 1.0, 4.0)) : Eigen::VectorXd::LinSpaced(3, 1.0, 3.0)));
+  }
 }
