@@ -19,7 +19,10 @@ that cannot change any result, each with the reason.
                                                    targeted tests through unit_tests and property_tests
                                                    [--survivors] [--limit N]: only the survivors of an
                                                    earlier run judged again (after new tests); at most N mutants
-  scripts/mutation_check.py --report [--work DIR]  the table of docs/mutation.md from results.json
+  scripts/mutation_check.py --report [--work DIR[,DIR...]]
+                                                   the table of docs/mutation.md from results.json (of several
+                                                   runs: each mutant's latest result, by key, where its file's
+                                                   source is the last run's)
   scripts/mutation_check.py --self-test            the generator on a small file: each operator's
                                                    mutants, the schema compiled and selected (CTest)
 
@@ -590,10 +593,35 @@ STATUSES = ["equivalent", "killed (targeted)", "killed (full suite)", "killed by
             "not reached", "not run"]
 
 
+def merged_results(works):
+    """The mutants of the last work folder, each with its latest result by key across the folders
+    (a later folder's result replaces an earlier one's), taken only from a folder whose schema was
+    made from the same source of that file; a mutant named in EQUIVALENT since it was judged counts
+    as equivalent."""
+    newest = works[-1]
+    mutants = json.loads((newest / "mutants.json").read_text())
+    sources = json.loads((newest / "sources.json").read_text())
+    by_key = {}
+    for work in works:
+        if not (work / "results.json").exists():
+            continue
+        theirs = json.loads((work / "sources.json").read_text())
+        results = json.loads((work / "results.json").read_text())
+        for m in json.loads((work / "mutants.json").read_text()):
+            r = results.get(str(m["id"]))
+            if r is not None and theirs.get(m["file"]) == sources.get(m["file"]):
+                by_key[m["key"]] = r
+    merged = {}
+    for m in mutants:
+        r = by_key.get(m["key"], {"status": "not run"})
+        if m["key"] in EQUIVALENT and r["status"] != "equivalent":
+            r = {"status": "equivalent", "by": EQUIVALENT[m["key"]]}
+        merged[str(m["id"])] = r
+    return mutants, merged
+
+
 def cmd_report(a):
-    work = Path(a.work)
-    mutants = json.loads((work / "mutants.json").read_text())
-    results = json.loads((work / "results.json").read_text())
+    mutants, results = merged_results([Path(w) for w in a.work.split(",")])
     rows, totals, ops = {}, dict.fromkeys(["mutants"] + STATUSES, 0), {}
     survivors = []
     for m in mutants:
