@@ -142,6 +142,11 @@ EQUIVALENT = {
     'src/verify/verify.cpp|verify_instance|constant-x0.1|1|(1 / 10)|1': _THREADS,
     'src/learn/reference_checks.cpp|check_selected_round|constant-x10|1|(1 * 10)|1': _THREADS,
     'src/learn/reference_checks.cpp|check_selected_round|constant-x0.1|1|(1 / 10)|1': _THREADS,
+    **{f'src/learn/reference_checks.cpp|check_sculpt_run|term-dropped|options.sculpt.first_sample + static_cast<uint64_t>(result.pilot_samples)|{rep}|1':
+       "which samples' rows the reference step certifies again (the run's, after its pilot, or others): the row "
+       "runs the fast certification and its reference on the rows it draws, so it compares the two paths either way "
+       "(docs/mutation.md, \"equivalent as checks\")"
+       for rep in ("(options.sculpt.first_sample)", "(static_cast<uint64_t>(result.pilot_samples))")},
     'src/learn/reference_checks.cpp|check_proxy|bool-flipped|true|false|1':
         "check_proxy's early return when the large references are gated: its result is read only by "
         "check_span_of, which is gated by the same condition (large_references_fit) and returns before reading it",

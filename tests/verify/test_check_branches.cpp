@@ -377,6 +377,17 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
   // Gated means not run at all: one proxy row (the "not run" one), and no stage-5 row compares anything.
   CHECK(proxy(gated.at("3")) == 1);
   for (const Comparison& c : gated.at("5")) CHECK(c.compared == 0);
+  // Under the stage-6 oracle the selected layer is the truth: its round's body is unused, so the
+  // proxy and the span have no row (the other rows remain).
+  o.reference_max_unknowns = 36;
+  o.oracle.stage6 = true;
+  const LearnResult oracle_run = learn_layer(oracle, o, &inst);
+  CHECK(std::none_of(oracle_run.report.reference.begin(), oracle_run.report.reference.end(), [](const ReferenceCheck& r) {
+    return r.comparison.stage == "5" || r.comparison.quantity.find("minimum-norm point") != std::string::npos;
+  }));
+  CHECK(std::any_of(oracle_run.report.reference.begin(), oracle_run.report.reference.end(),
+                    [](const ReferenceCheck& r) { return r.comparison.stage == "6"; }));
+  o.oracle.stage6 = false;
   // The reference step off: no rows at all.
   o.reference = false;
   CHECK(learn_layer(oracle, o, &inst).report.reference.empty());
