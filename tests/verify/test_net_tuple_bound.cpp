@@ -159,4 +159,17 @@ TEST_CASE("stage 6's net: a design row's entrywise error is its derivation, term
   CHECK(large == tol::design_entry_relative_error(tol::double_softmax_relative_error(1e-10, 0.0 + 2 * 1e-10, 3), 3) *
                      (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
   CHECK(large(0) > 4e-10 * 1.375);
+  // A logit error of 1 on a span of 0: the exponent error 2 + u(0 + 2·1) carries the widening
+  // of the span by 2·logit_error in its last bits, and exp magnifies them past an ulp.
+  const RowVec<double> wide = net_design_row_error(1.0, 0.0, attention, tokens);
+  CHECK(wide == tol::design_entry_relative_error(tol::double_softmax_relative_error(1.0, 0.0 + 2 * 1.0, 3), 3) *
+                    (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
+  CHECK(wide != tol::design_entry_relative_error(tol::double_softmax_relative_error(1.0, 0.0, 3), 3) *
+                    (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
+}
+
+TEST_CASE("stage 6's net: a tuple with a NaN singular value has no bound", "[verify][stage6]") {
+  NetTupleInputs in = net_bound_inputs(128);
+  in.s_lo = std::numeric_limits<double>::quiet_NaN();
+  CHECK(net_tuple_bound(in).bound == std::numeric_limits<double>::infinity());
 }

@@ -168,6 +168,11 @@ TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (
   CHECK(check_winner(0, {std::nextafter(0.5, 1.0), 0.25, 1.0}, {0.125, 0.125, 0.0}) == WinnerCheck::different);
   CHECK(check_winner(2, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);
   CHECK(check_winner(7, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);  // no such tuple
+  CHECK(check_winner(3, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);  // one past the last
+  // The reference's winner is the last tuple: the argmin runs over all of them.
+  CHECK(check_winner(0, {1.0, 0.75, 0.25}, {0.0, 0.0, 0.0}) == WinnerCheck::different);
+  // Equal objectives: the fast winner is a winner (the argmin keeps the first of equals, here the fast one).
+  CHECK(check_winner(0, {0.5, 0.5}, {0.0, 0.0}) == WinnerCheck::same);
 }
 
 TEST_CASE("least squares: the fast QR agrees with MPFR and exact rationals, a wrong answer does not", "[verify][stage6]") {
