@@ -98,6 +98,19 @@ EQUIVALENT = {
     'src/numeric/tolerance.cpp|slab_width_difference_bound|relational-negate|!(w_lo > d_hi)|(w_lo) <= (d_hi)|1':
         "differs only for a NaN operand: w_lo = w − v_error and d_hi = δ + δ_error are differences and sums of "
         "finite arguments (checked above), never NaN (an overflow gives ±∞, which both forms compare alike)",
+    # guards `!(x < c)` of bounds whose operands are finite (checked on entry): `x >= c` differs only for NaN
+    **{f'src/numeric/tolerance.cpp|{fn}|relational-negate|{orig}|{rep}|1':
+       "differs only for a NaN operand, and its operands are products or values of arguments checked finite on "
+       "entry (a product of finite doubles is finite or ±∞, never NaN)"
+       for fn, orig, rep in (("least_squares_perturbation_bound", "!(ke < 1.0)", "(ke) >= (1.0)"),
+                             ("singular_subspace_sin_bound", "!(gap > eps)", "(gap) <= (eps)"),
+                             ("hull_point_bound", "!(sin_kept < 1.0)", "(sin_kept) >= (1.0)"),
+                             ("hull_point_bound", "!(s_kept > eps)", "(s_kept) <= (eps)"))},
+    'src/numeric/tolerance.cpp|hull_point_bound|relational-flip|sin_kept < 1.0|(sin_kept) <= (1.0)|1':
+        "at sin θ = 1 the mutant goes on to cos θ = 0 and an infinite δ_D, which least_squares_perturbation_bound "
+        "returns as +∞ and the next line as kInf: the value the guard returns",
+    'src/numeric/tolerance.cpp|qr_least_squares_relative_bound|relational-flip|ke < 1.0|(ke) <= (1.0)|1':
+        "at κε = 1: ke/(1 − ke) = +∞ times 2 + (κ + 1)·r ≥ 2 (r a ratio of norms, ≥ 0) is the +∞ the guard returns",
     'src/numeric/tolerance.cpp|gamma|relational-flip|nu < 1.0|(nu) <= (1.0)|1':
         "gamma at nu = 1 exactly: nu/(1 - nu) = 1/0 is +inf, the value the other branch returns",
     # stage 2's body: which test points and directions (compare_membership, compare_widths). The check

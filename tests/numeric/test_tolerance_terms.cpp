@@ -112,10 +112,19 @@ TEST_CASE("stage 6's and stage 5's perturbation bounds exactly, +∞ from κε =
   CHECK(tol::least_squares_perturbation_bound(10, 0.1, 2, 3, 4) == kInf);   // κε = 1
   CHECK(tol::least_squares_perturbation_bound(10, 0.2, 2, 3, 4) == kInf);   // κε = 2: not a negative bound
   CHECK(std::isfinite(tol::least_squares_perturbation_bound(10, 0.05, 2, 3, 4)));  // κε = 1/2
+  REQUIRE(10 * 0.1 == 1.0);
+  CHECK(tol::least_squares_perturbation_bound(10, 0.1, 0, 0, 4) == kInf);  // κε = 1 with nothing to scale: +∞, not ∞·0
   const double eps = g(16 * 5 + 2 * 3), kn = 10 * eps;
   CHECK(tol::min_norm_solution_bound(10, 5, 3, 2) == kn / (1.0 - kn) * 3.0 * 2 * factor(8));
   CHECK(tol::min_norm_solution_bound(2.0 / eps, 5, 3, 2) == kInf);
   CHECK(std::isfinite(tol::min_norm_solution_bound(0.5 / eps, 5, 3, 2)));
+  // κ = 0 with an ε that overflows: κε = 0·∞ is NaN, and no bound; κε = 1 with ‖θ‖ = 0: +∞, not ∞·0.
+  CHECK(tol::min_norm_solution_bound(0, 1LL << 50, 0, 1) == kInf);
+  double kappa_one = 1.0 / eps;
+  while (kappa_one * eps < 1.0) kappa_one = std::nextafter(kappa_one, kInf);
+  while (std::nextafter(kappa_one, 0.0) * eps >= 1.0) kappa_one = std::nextafter(kappa_one, 0.0);
+  REQUIRE(kappa_one * eps == 1.0);
+  CHECK(tol::min_norm_solution_bound(kappa_one, 5, 3, 0) == kInf);
   CHECK(tol::svd_backward_error(100, 4) == (g(4 + 5) + g(16 * 100 * 4) + g(16 * 4 * 4)) * factor(8));
   // The streamed SVD: ρ at its floor 2^-40, and a residual above it.
   for (const double residual : {0.0, 1e-9}) {
@@ -126,6 +135,7 @@ TEST_CASE("stage 6's and stage 5's perturbation bounds exactly, +∞ from κε =
   }
   CHECK(tol::singular_subspace_sin_bound(1e-10, 1e-3, 4, 3) == (1e-10 / (1e-3 - 1e-10) + std::sqrt(4.0) * g(16 * 3 * 3)) * factor(8));
   CHECK(tol::singular_subspace_sin_bound(1e-3, 1e-3, 4, 3) == kInf);  // gap = ε
+  CHECK(tol::singular_subspace_sin_bound(0, 0, 4, 3) == kInf);        // gap = ε = 0: +∞, not 0/0
 }
 
 TEST_CASE("stage 5's hull point bound exactly", "[tolerance][terms]") {
@@ -141,6 +151,9 @@ TEST_CASE("stage 5's hull point bound exactly", "[tolerance][terms]") {
         (tan_kept * (x0 + dw) + dw + orthogonality * (x0 + dw) + evaluation) * factor(24));
   CHECK(tol::hull_point_bound(eps, s_max, s_kept, s_drop, 1.0, x0, res, c, 20, 6, 2) == kInf);  // sin θ = 1
   CHECK(tol::hull_point_bound(2.0, s_max, s_kept, s_drop, sin_kept, x0, res, c, 20, 6, 2) == kInf);  // s_kept ≤ ε
+  CHECK(tol::hull_point_bound(2.0, s_max, s_kept, s_drop, sin_kept, x0, res, 0, 20, 6, 2) == kInf);  // s_kept = ε, c = 0: not 0/0
+  CHECK(tol::hull_point_bound(3.0, s_max, s_kept, s_drop, sin_kept, x0, res, c, 20, 6, 2) == kInf);  // s_kept < ε (sin θ < 1)
+  CHECK(tol::hull_point_bound(eps, s_max, s_kept, s_drop, 2.0, x0, res, c, 20, 6, 2) == kInf);       // sin θ > 1: not NaN
 }
 
 TEST_CASE("stage 5's reference errors exactly", "[tolerance][terms]") {
