@@ -3,13 +3,17 @@
 // paths") term by term with the named tolerances, at hand-chosen inputs where each term
 // shows in the double result: at 128 bits, at 32 bits (where the reference's own terms
 // are not below an ulp), and at the edge where σ_min meets the design's error.
+#include "instances.hpp"
+#include "data/oracle.hpp"
 #include "numeric/tolerance.hpp"
 #include "stages/stage6/net_check.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 using namespace mha;
 namespace tol = mha::tolerance;
@@ -172,4 +176,40 @@ TEST_CASE("stage 6's net: a tuple with a NaN singular value has no bound", "[ver
   NetTupleInputs in = net_bound_inputs(128);
   in.s_lo = std::numeric_limits<double>::quiet_NaN();
   CHECK(net_tuple_bound(in).bound == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("stage 6's net on two paths: every tuple compared, the winner's error the least of them, a tuple without a bound counted", "[verify][stage6]") {
+  // The fast candidates on the true hull of a (6,2,2) layer: the reference re-evaluates every
+  // tuple on the same training and validation samples (those after the training ones).
+  const Instance inst = mha::test::generated_instance(6, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1);
+  const Eigen::VectorXd t0 = Eigen::Map<const Eigen::VectorXd>(inst.layer.heads[0].theta.data(), 36);
+  const Eigen::VectorXd t1 = Eigen::Map<const Eigen::VectorXd>(inst.layer.heads[1].theta.data(), 36);
+  const Eigen::MatrixXd direction = (t1 - t0).normalized().transpose();
+  NetOptions o;
+  o.max_tuples = 40;
+  o.train_samples = o.validation_samples = 48;
+  o.first_sample = 5;
+  const NetCandidates fast = net_candidates(oracle, (t0 + t1) / 2, direction, 2, o);
+  REQUIRE(fast.failure.empty());
+  REQUIRE(fast.tuples.size() >= 10);
+  const ComparisonPart part = compare_net(oracle, fast, 128);
+  INFO(part.detail);
+  CHECK(part.agree);
+  CHECK(part.compared == static_cast<int>(fast.tuples.size()));
+  CHECK(part.undecided == 0);
+  CHECK(part.detail.find("the fast winner is the reference winner") != std::string::npos);
+  CHECK(part.detail.find("without a bound") == std::string::npos);
+  // The winner's E printed is the least reference error: the fast errors are within their bounds
+  // of it, far closer than the printed 7 digits, so it reads as the least fast error.
+  const double least = *std::min_element(fast.errors.begin(), fast.errors.end());
+  const double printed = std::stod(part.detail.substr(part.detail.find("winner's E = ") + 13));
+  CHECK(std::abs(printed - least) <= 1e-6 * least);
+  CHECK(fast.winner != 0);  // the least is not the first tuple's: the argmin runs
+  // The fast path's "singular design" (+∞) for one tuple: counted undecided, named in the detail.
+  NetCandidates singular = fast;
+  singular.errors[1] = std::numeric_limits<double>::infinity();
+  const ComparisonPart one_open = compare_net(oracle, singular, 128);
+  CHECK(one_open.undecided == 1);
+  CHECK(one_open.detail.find("; 1 tuples without a bound (undecided)") != std::string::npos);
 }

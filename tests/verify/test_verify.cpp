@@ -173,6 +173,12 @@ TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (
   CHECK(check_winner(0, {1.0, 0.75, 0.25}, {0.0, 0.0, 0.0}) == WinnerCheck::different);
   // Equal objectives: the fast winner is a winner (the argmin keeps the first of equals, here the fast one).
   CHECK(check_winner(0, {0.5, 0.5}, {0.0, 0.0}) == WinnerCheck::same);
+  // A NaN anywhere the decision reads it — the fast winner's objective, its bound, the best's bound — is a tie.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(check_winner(0, {nan, 0.5}, {0.0, 0.0}) == WinnerCheck::tie);
+  CHECK(check_winner(1, {0.5, 0.25}, {0.0, nan}) == WinnerCheck::tie);
+  CHECK(check_winner(1, {0.25, 0.5}, {nan, 0.0}) == WinnerCheck::tie);
+  CHECK(check_winner(0, {0.25, 0.5}, {0.0, nan}) == WinnerCheck::same);  // a NaN the decision does not read
 }
 
 TEST_CASE("least squares: the fast QR agrees with MPFR and exact rationals, a wrong answer does not", "[verify][stage6]") {
