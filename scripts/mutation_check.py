@@ -106,6 +106,28 @@ EQUIVALENT = {
                              ("singular_subspace_sin_bound", "!(gap > eps)", "(gap) <= (eps)"),
                              ("hull_point_bound", "!(sin_kept < 1.0)", "(sin_kept) >= (1.0)"),
                              ("hull_point_bound", "!(s_kept > eps)", "(s_kept) <= (eps)"))},
+    **{f'src/numeric/tolerance.cpp|{fn}|relational-negate|{orig}|{rep}|1':
+       "differs only for a NaN operand, and its operands are arguments checked finite on entry, or values made of "
+       "them that are finite or ±∞ (never NaN)"
+       for fn, orig, rep in (("projection_distance", "!(design_error < sigma_min)", "(design_error) >= (sigma_min)"),
+                             ("normal_equations_projection_error", "!(sigma_min > 0)", "(sigma_min) <= (0)"),
+                             ("label_noise_row_bound", "!(spread <= 0.5 * std::sqrt(entries))", "(spread) > (0.5 * std::sqrt(entries))"),
+                             ("residual_rounding_level", "!(label_sq_sum > 0)", "(label_sq_sum) <= (0)"),
+                             ("iterative_point_backward_error", "!(residual_min > 0)", "(residual_min) <= (0)"),
+                             ("heldout_residual_limit", "!(noise_train >= 0)", "(noise_train) < (0)"),
+                             ("heldout_residual_limit", "!(rounding_level >= 0)", "(rounding_level) < (0)"),
+                             ("heldout_residual_limit", "!(b_train < 1)", "(b_train) >= (1)"))},
+    'src/numeric/tolerance.cpp|heldout_residual_limit|relational-flip|entries <= 0|(entries) < (0)|1':
+        "at entries = 0 (parameters ≥ 0, checked on the same line) noise_estimate_band gives b_train = +∞, and "
+        "the function returns +∞ two lines below: the value of the guard",
+    'src/numeric/tolerance.cpp|heldout_residual_limit|relational-flip|heldout_entries <= 0|(heldout_entries) < (0)|1':
+        "at heldout_entries = 0 noise_estimate_band gives b_heldout = +∞, and the function returns +∞ two lines "
+        "below: the value of the guard",
+    'src/numeric/tolerance.cpp|heldout_residual_limit|relational-flip|b_train < 1|(b_train) <= (1)|1':
+        "at b_train = 1 the mutant divides (1 + share)(1 + b_heldout) > 0 by 1 − b_train = 0: +∞, the guard's value",
+    'src/numeric/tolerance.cpp|objective_from_residual_bound|constant-x0.1|2.0|(2.0 * 0.1)|4':
+        "a smaller lower side: the result is max(upper, lower), and upper ≥ lower always (2ρδ + δ² ≥ t(2ρ − t) "
+        "and hi ≥ lo, (2γ + u + γu)/(1 − γ) ≥ (2γ + u − γu)/(1 + γ)), so lowering lower changes nothing",
     'src/numeric/tolerance.cpp|hull_point_bound|relational-flip|sin_kept < 1.0|(sin_kept) <= (1.0)|1':
         "at sin θ = 1 the mutant goes on to cos θ = 0 and an infinite δ_D, which least_squares_perturbation_bound "
         "returns as +∞ and the next line as kInf: the value the guard returns",

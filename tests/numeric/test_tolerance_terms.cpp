@@ -195,6 +195,7 @@ TEST_CASE("polishing's bounds exactly, +∞ where the design may be singular", "
   CHECK(tol::projection_distance(1e-3, 0.5) == 1e-3 / (0.5 - 1e-3) * factor(2));
   CHECK(tol::projection_distance(0.5, 0.5) == kInf);
   CHECK(tol::projection_distance(0.6, 0.5) == kInf);
+  CHECK(tol::projection_distance(0.0, 0.0) == kInf);  // σ_min = 0 = the error: no bound, not 0/0
   {
     const double gq = g(16 * 100 * 4), eps_q = std::sqrt(4.0) * gq;
     const double moved = tol::projection_distance(1e-3 + gq * (10.0 + 1e-3), 0.5);
@@ -205,6 +206,10 @@ TEST_CASE("polishing's bounds exactly, +∞ where the design may be singular", "
     const double n = 4.0;
     CHECK(tol::householder_projection_rounding(100, 4, 3) ==
           (g(100 + 4 + 1) * (1 + n * (1 + gq) * (1 + gq)) + g(100 * 3) * (1 + 2 * eps_q + eps_q * eps_q)) * factor(12));
+    // A design of 10⁶ × 16, where ε_Q² (≈ 10⁻¹⁴) shows beside 1 + 2ε_Q.
+    const double gl = g(16LL * 1000000 * 16), el = std::sqrt(16.0) * gl;
+    CHECK(tol::householder_projection_rounding(1000000, 16, 3) ==
+          (g(1000000 + 16 + 1) * (1 + 16.0 * (1 + gl) * (1 + gl)) + g(1000000LL * 3) * (1 + 2 * el + el * el)) * factor(12));
   }
   CHECK(tol::projected_residual_error(2.0, 1e-3, 1e-4) == ((1 + 1e-4) * 1e-3 + 1e-4 * 2.0) * factor(4));
   {
@@ -212,6 +217,7 @@ TEST_CASE("polishing's bounds exactly, +∞ where the design may be singular", "
     const double kappa = 10.0 / 0.5, solve = tol::normal_equations_relative_bound(kappa, 100, 4, bits) * 3.0;
     const double apply = tol::gamma(4 + 1, tol::mpfr_unit_roundoff(bits)) * (2.0 + 10.0 * 3.0);
     CHECK(tol::normal_equations_projection_error(bits, 100, 4, 10.0, 0.5, 3.0, 2.0) == (10.0 * solve + apply) * factor(8));
+    CHECK(tol::normal_equations_projection_error(bits, 100, 4, 10.0, 0.0, 0.0, 2.0) == kInf);  // σ_min = 0: not ∞·0
   }
   {
     const double e = 1e-4;
@@ -230,15 +236,24 @@ TEST_CASE("the label-noise bounds exactly, and their edges", "[tolerance][terms]
     // A spread beyond √(kd)/2: no bound.
     const double at_edge = 0.5 * std::sqrt(entries) / std::sqrt(tol::chi_square_tail_quantile(2 * 16, t));
     CHECK(std::isfinite(tol::label_noise_row_bound(0.5 * at_edge, 5.0, 2, 16, 1e-12)));
-    CHECK(tol::label_noise_row_bound(2 * at_edge, 5.0, 2, 16, 1e-12) == kInf);
+    CHECK(tol::label_noise_row_bound(1.5 * at_edge, 5.0, 2, 16, 1e-12) == kInf);  // spread 3/4·√(kd)
+    // A spread of exactly √(kd)/2 (a relative level whose product with √q rounds to it) still has a bound.
+    const double root_q = std::sqrt(tol::chi_square_tail_quantile(2 * 16, t)), half = 0.5 * std::sqrt(entries);
+    double exact = at_edge;
+    for (int step = 0; step < 64 && exact * root_q != half; ++step)
+      exact = std::nextafter(exact, exact * root_q < half ? kInf : 0.0);
+    REQUIRE(exact * root_q == half);
+    CHECK(std::isfinite(tol::label_noise_row_bound(exact, 5.0, 2, 16, 1e-12)));
   }
   CHECK(tol::float32_label_rounding_row_bound(3.0, 16) ==
         (0x1p-24 * 3.0 + std::sqrt(16.0) * 0x1p-150) / (1.0 - 0x1p-24) * factor(6));
   CHECK(tol::float32_label_rounding_row_bound(0.0, 16) == (0x1p-24 * 0.0 + 4.0 * 0x1p-150) / (1.0 - 0x1p-24) * factor(6));
   CHECK(tol::residual_rounding_level(1e-28, 4.0) == std::sqrt(1e-28 / 4.0) * factor(4));
   CHECK(tol::residual_rounding_level(1e-28, 0.0) == kInf);
+  CHECK(tol::residual_rounding_level(0.0, 0.0) == kInf);  // not √(0/0)
   CHECK(tol::noise_estimate_band(16384, 1024, 2.0) == 6.0 * std::sqrt(2.0 * 2.0 / static_cast<double>(16384 - 1024)));
   CHECK(tol::noise_estimate_band(1024, 1024, 2.0) == kInf);
+  CHECK(tol::noise_estimate_band(1024, 1024, 0.0) == kInf);  // not √(0/0)
   CHECK(std::isfinite(tol::noise_estimate_band(1025, 1024, 2.0)));
 }
 
@@ -249,6 +264,7 @@ TEST_CASE("the iterative centre's bounds exactly", "[tolerance][terms]") {
   CHECK(tol::iterative_point_backward_error(1e-14, 50, 4, 16, 3.0, 2.0, 5.0, 0.25) ==
         ((1e-14 + g(16 + 5)) * 3.0 + evaluation / 0.25) * factor(12));
   CHECK(tol::iterative_point_backward_error(1e-14, 50, 4, 16, 3.0, 2.0, 5.0, 0.0) == kInf);
+  CHECK(tol::iterative_point_backward_error(1e-14, 50, 4, 16, 0.0, 0.0, 0.0, 0.0) == kInf);  // not 0/0
 }
 
 TEST_CASE("stage 5's membership bounds exactly", "[tolerance][terms]") {
@@ -269,5 +285,6 @@ TEST_CASE("polishing's held-out residual limit exactly, and its edges", "[tolera
   CHECK(tol::heldout_residual_limit(-1e-3, 1e-4, 4096, 64, 1024) == kInf);
   CHECK(tol::heldout_residual_limit(1e-3, -1e-4, 4096, 64, 1024) == kInf);
   CHECK(tol::heldout_residual_limit(1e-3, 1e-4, 100, 99, 1024) == kInf);  // b_train ≥ 1: too few entries per parameter
+  CHECK(tol::heldout_residual_limit(1e-3, 1e-4, 400, 300, 1024) == kInf);  // b_train = 6√(8/100) ≈ 1.7: still none
   CHECK(std::isfinite(tol::heldout_residual_limit(0.0, 0.0, 4096, 0, 1)));
 }
