@@ -170,7 +170,9 @@ TEST_CASE("stage 5's reference errors exactly", "[tolerance][terms]") {
 TEST_CASE("stage 6's design and objective bounds exactly", "[tolerance][terms]") {
   CHECK(tol::design_entry_relative_error(0.5, 3) == (0.5 + g(3) + 0.5 * g(3)) * factor(4));
   // The objective's two sides: ρ = 1, δ = 1/4, ‖Y‖² = 2, 12 entries; and δ > ρ (ρ₋ = 0, t = ρ).
-  for (auto [rho, delta] : {std::pair{1.0, 0.25}, std::pair{0.25, 1.0}}) {
+  // δ = 0 as well: the rounding terms alone, where the upper side's (2γ + u + γu)/(1 − γ) is within
+  // a few γ of the lower side's and every factor of it shows.
+  for (auto [rho, delta] : {std::pair{1.0, 0.25}, std::pair{0.25, 1.0}, std::pair{1.0, 0.0}}) {
     const double gg = g(12), hi = rho + delta, lo = std::max(0.0, rho - delta), t = std::min(delta, rho);
     const double upper = ((2.0 * rho * delta + delta * delta) + hi * hi * (2.0 * gg + u + gg * u) / (1.0 - gg)) / 2.0;
     const double lower = (t * (2.0 * rho - t) + lo * lo * (2.0 * gg + u - gg * u) / (1.0 + gg)) / 2.0;
@@ -185,6 +187,11 @@ TEST_CASE("the property tests' and unit tests' rounding bounds exactly", "[toler
   const double exponent_error = (2.0 * 1e-17 + u * (2.0 + 2.0 * 1e-17)) * factor(4);
   CHECK(tol::double_softmax_relative_error(1e-17, 2, 3) ==
         ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + g(3 + 5)) - 1.0) * factor(4));
+  // A logit error of 1/4: the exponent error ≈ 1/2, whose last bits (its factor, 2·logit_error in the
+  // span) exp carries past the ulp that 1 + expm1(·) would otherwise round them into.
+  const double large_error = (2.0 * 0.25 + u * (2.0 + 2.0 * 0.25)) * factor(4);
+  CHECK(tol::double_softmax_relative_error(0.25, 2, 3) ==
+        ((1.0 + std::expm1(2.0 * large_error)) * (1.0 + g(3 + 5)) - 1.0) * factor(4));
 }
 
 TEST_CASE("polishing's bounds exactly, +∞ where the design may be singular", "[tolerance][terms]") {
