@@ -214,37 +214,22 @@ double design_entry_relative_error(double softmax_relative_error, int k) {
 double objective_from_residual_bound(double residual_norm, double residual_error, double label_norm2,
                                      long long entries) {
   if (!finite(residual_norm, residual_error, label_norm2)) return kInf;
-  // The two distances expanded so that no cancellation spoils them:
-  // upper − E* = ((2ρδ + δ²) + (ρ + δ)²·(2γ + u + γu)/(1 − γ)) / ‖Y‖²,
-  // E* − lower = ((ρ² − ρ₋²) + ρ₋²·(2γ + u − γu)/(1 + γ)) / ‖Y‖², ρ₋ = max(0, ρ − δ),
-  // ρ² − ρ₋² = t(2ρ − t) with t = min(δ, ρ).
+  // The distance to the upper end, expanded so that no cancellation spoils it:
+  // upper − E* = ((2ρδ + δ²) + (ρ + δ)²·(2γ + u + γu)/(1 − γ)) / ‖Y‖².
+  // It is never below the distance to the lower end,
+  // E* − lower = (t(2ρ − t) + ρ₋²·(2γ + u − γu)/(1 + γ)) / ‖Y‖², ρ₋ = max(0, ρ − δ), t = min(δ, ρ):
+  // t(2ρ − t) ≤ 2ρδ + δ² (t = δ: −δ² ≤ δ²; t = ρ < δ: ρ² < 2ρδ), ρ₋ ≤ ρ + δ, and the
+  // fraction's numerator is smaller and its denominator larger (proofs/w_least_squares.md, step 6).
   const double u = kDoubleUnitRoundoff, g = gamma(entries);
-  const double rho = residual_norm, delta = residual_error;
-  const double hi = rho + delta, lo = std::max(0.0, rho - delta), t = std::min(delta, rho);
+  const double rho = residual_norm, delta = residual_error, hi = rho + delta;
   const double upper = ((2.0 * rho * delta + delta * delta) + hi * hi * (2.0 * g + u + g * u) / (1.0 - g)) / label_norm2;
-  const double lower = (t * (2.0 * rho - t) + lo * lo * (2.0 * g + u - g * u) / (1.0 + g)) / label_norm2;
-  return std::max(upper, lower) * bound_evaluation_factor(16);
+  return upper * bound_evaluation_factor(16);
 }
-
-// ---- Property tests
-
-
-
-
 
 double jacobi_singular_value_bound(long long rows, long long cols) {
   const double e = gamma(16 * rows * cols + 30 * 16 * cols * cols);
   return e / (1.0 - e) * (1.0 + gamma(4));  // relative to the computed σ_max (≥ (1 − e)σ_max)
 }
-
-// ---- Unit tests
-
-
-
-
-
-
-
 
 double double_softmax_relative_error(double logit_error, double span, int k) {
   if (!finite(logit_error, span)) return kInf;
@@ -252,7 +237,6 @@ double double_softmax_relative_error(double logit_error, double span, int k) {
   const double exponent_error = (2.0 * logit_error + u * (span + 2.0 * logit_error)) * bound_evaluation_factor(4);
   return ((1.0 + std::expm1(2.0 * exponent_error)) * (1.0 + gamma(k + 5)) - 1.0) * bound_evaluation_factor(4);
 }
-
 
 double polish_operator_relative(long long roundings, double logit_bound) {
   if (!finite(logit_bound)) return kInf;

@@ -49,6 +49,8 @@ TEST_CASE("the certification bounds: their formulas exactly, +∞ for a singular
   // B = 0: σ_min = 0 = e, no bound (not 0/0).
   CHECK(tol::certification_solution_bound(0, 0, 0, 0, 2, 4) == kInf);
   CHECK(tol::certification_solution_bound(1, 0, 1, 1, 2, 4) == kInf);
+  // ‖y‖ = 0 and ‖v‖ = 3: the perturbation's own term e‖v‖ alone, so its factor ‖v‖ shows.
+  CHECK(tol::certification_solution_bound(3, 1, 0, 3, 2, 4) == (e * 3.0 + g(4) * 3.0 * 0.0) / (1.0 - e) * factor(12));
 }
 
 TEST_CASE("the certification residual bound: each of its terms exactly", "[tolerance][terms]") {
@@ -154,6 +156,19 @@ TEST_CASE("stage 5's hull point bound exactly", "[tolerance][terms]") {
   CHECK(tol::hull_point_bound(2.0, s_max, s_kept, s_drop, sin_kept, x0, res, 0, 20, 6, 2) == kInf);  // s_kept = ε, c = 0: not 0/0
   CHECK(tol::hull_point_bound(3.0, s_max, s_kept, s_drop, sin_kept, x0, res, c, 20, 6, 2) == kInf);  // s_kept < ε (sin θ < 1)
   CHECK(tol::hull_point_bound(eps, s_max, s_kept, s_drop, 2.0, x0, res, c, 20, 6, 2) == kInf);       // sin θ > 1: not NaN
+  // s_kept = ε = 1, s_max = 49, sin θ = 0, ‖c‖ = 0: here the perturbation's κε = 49·fl(1/49) is
+  // 1 − 2⁻⁵³, below 1, so only the guard s_kept > ε stands between the bound and 0/0.
+  REQUIRE(49.0 * (1.0 / 49.0) < 1.0);
+  CHECK(tol::hull_point_bound(1.0, 49.0, 1.0, 0.0, 0.0, x0, res, 0.0, 20, 6, 2) == kInf);
+  // ε half of s_kept, ‖c‖ = 100: the c terms' divisor s_kept − ε (not s_kept) shows.
+  {
+    const double e2 = 1.0, sk = 2.0, c2 = 100.0;
+    const double dd = e2 / 1.0, ls2 = tol::least_squares_perturbation_bound(s_max / sk, dd / s_max, x0, res, s_max);
+    const double dw2 = ls2 + g(6 + 5) * c2 / (sk - e2);
+    const double ev2 = g(16 * 20 * 6 + 2 * 6) * std::sqrt(2.0) * c2 / (sk - e2);
+    CHECK(tol::hull_point_bound(e2, s_max, sk, 0.0, 0.0, x0, res, c2, 20, 6, 2) ==
+          (0.0 * (x0 + dw2) + dw2 + orthogonality * (x0 + dw2) + ev2) * factor(24));
+  }
 }
 
 TEST_CASE("stage 5's reference errors exactly", "[tolerance][terms]") {
@@ -163,20 +178,38 @@ TEST_CASE("stage 5's reference errors exactly", "[tolerance][terms]") {
   const double lambda_gap = 2.0 * 2.0 - 1.0 * 1.0;
   CHECK(tol::span_reference_angle_error(6, 64, 3, 2, 1) ==
         (tol::gamma(6, u64) + tol::gamma(16 * 6 * 6, u64)) * 3 * 3 / lambda_gap);
+  CHECK(tol::span_reference_angle_error(6, 64, 3, 2, 1.5) ==  // s_{p−1} ≠ 1: its square shows
+        (tol::gamma(6, u64) + tol::gamma(16 * 6 * 6, u64)) * 3 * 3 / (2.0 * 2.0 - 1.5 * 1.5));
   CHECK(tol::span_reference_angle_error(6, 64, 3, 1, 1) == kInf);  // no gap
+  CHECK(tol::span_reference_angle_error(6, 64, 0, 1, 1) == kInf);  // no gap and ‖M‖ = 0: +∞, not 0/0
   CHECK(tol::span_reference_point_error(20, 6, 64, 5, 2) == tol::gamma(20 + 16 * 6 * 6, u64) * 5 * 5 * 2);
 }
 
 TEST_CASE("stage 6's design and objective bounds exactly", "[tolerance][terms]") {
   CHECK(tol::design_entry_relative_error(0.5, 3) == (0.5 + g(3) + 0.5 * g(3)) * factor(4));
-  // The objective's two sides: ρ = 1, δ = 1/4, ‖Y‖² = 2, 12 entries; and δ > ρ (ρ₋ = 0, t = ρ).
-  // δ = 0 as well: the rounding terms alone, where the upper side's (2γ + u + γu)/(1 − γ) is within
-  // a few γ of the lower side's and every factor of it shows.
+  // The objective: the distance to the upper end, at ρ = 1, δ = 1/4, ‖Y‖² = 2, 12 entries; at δ > ρ;
+  // and at δ = 0, the rounding terms alone.
   for (auto [rho, delta] : {std::pair{1.0, 0.25}, std::pair{0.25, 1.0}, std::pair{1.0, 0.0}}) {
-    const double gg = g(12), hi = rho + delta, lo = std::max(0.0, rho - delta), t = std::min(delta, rho);
+    const double gg = g(12), hi = rho + delta;
     const double upper = ((2.0 * rho * delta + delta * delta) + hi * hi * (2.0 * gg + u + gg * u) / (1.0 - gg)) / 2.0;
-    const double lower = (t * (2.0 * rho - t) + lo * lo * (2.0 * gg + u - gg * u) / (1.0 + gg)) / 2.0;
-    CHECK(tol::objective_from_residual_bound(rho, delta, 2.0, 12) == std::max(upper, lower) * factor(16));
+    CHECK(tol::objective_from_residual_bound(rho, delta, 2.0, 12) == upper * factor(16));
+  }
+}
+
+// The objective bound keeps only the distance of E* to the upper end of Ê's interval; the
+// distance to the lower end (proofs/w_least_squares.md, step 6) is never larger. Here it is
+// computed in long double on a grid of ρ and δ on both sides of 1 (where ρ² < ρ and a mistaken
+// lower side would exceed the upper one), and at γ large (10¹³ entries).
+TEST_CASE("stage 6's objective bound: the distance to the lower end never exceeds it", "[tolerance][terms]") {
+  for (long long entries : {1LL, 12LL, 10000000000000LL}) {
+    const long double gg = g(entries), uu = u;
+    for (double rho : {0.0, 1e-3, 0.25, 0.5, 1.0, 3.0, 1e3})
+      for (double delta : {0.0, 1e-12, 1e-3, 0.1, 0.25, 1.0, 5.0}) {
+        const long double lo = std::max(0.0L, (long double)rho - delta), t = std::min<long double>(delta, rho);
+        const long double lower = (t * (2.0L * rho - t) + lo * lo * (2.0L * gg + uu - gg * uu) / (1.0L + gg)) / 2.0L;
+        INFO("entries " << entries << ", ρ " << rho << ", δ " << delta);
+        CHECK(lower <= (long double)tol::objective_from_residual_bound(rho, delta, 2.0, entries));
+      }
   }
 }
 
@@ -192,6 +225,14 @@ TEST_CASE("the property tests' and unit tests' rounding bounds exactly", "[toler
   const double large_error = (2.0 * 0.25 + u * (2.0 + 2.0 * 0.25)) * factor(4);
   CHECK(tol::double_softmax_relative_error(0.25, 2, 3) ==
         ((1.0 + std::expm1(2.0 * large_error)) * (1.0 + g(3 + 5)) - 1.0) * factor(4));
+  // A logit error of 3/8: there u·2·logit_error, the span's widening, changes the last bit exp
+  // carries (at 1/4 it does not; found by trying dyadic errors and spans).
+  const double wider_error = (2.0 * 0.375 + u * (2.0 + 2.0 * 0.375)) * factor(4);
+  CHECK(tol::double_softmax_relative_error(0.375, 2, 3) ==
+        ((1.0 + std::expm1(2.0 * wider_error)) * (1.0 + g(3 + 5)) - 1.0) * factor(4));
+  const double narrower_error = (2.0 * 0.375 + u * (2.0 + 0.375)) * factor(4);
+  CHECK(tol::double_softmax_relative_error(0.375, 2, 3) !=
+        ((1.0 + std::expm1(2.0 * narrower_error)) * (1.0 + g(3 + 5)) - 1.0) * factor(4));
 }
 
 TEST_CASE("polishing's bounds exactly, +∞ where the design may be singular", "[tolerance][terms]") {
