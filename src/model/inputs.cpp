@@ -26,6 +26,13 @@ MatD InputBatch::sample(int64_t i) const {
   return x;
 }
 
+std::vector<MatD> InputBatch::samples() const {
+  std::vector<MatD> out;
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) out.push_back(sample(i));
+  return out;
+}
+
 void InputBatch::sample_into(int64_t i, double* out) const {
   if (kind == InputKind::boolean) {
     const uint64_t* w = sample_bits(i);

@@ -30,6 +30,8 @@ struct InputBatch {
 
   // Sample i as a k×d matrix of ±1.0 or Gaussian values.
   MatD sample(int64_t i) const;
+  // Every sample, in order.
+  std::vector<MatD> samples() const;
   // The same values written to out (k*d doubles, row-major), without allocating.
   void sample_into(int64_t i, double* out) const;
   const uint64_t* sample_bits(int64_t i) const { return bits.data() + i * k * words_per_token(d); }

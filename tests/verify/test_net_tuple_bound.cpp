@@ -43,6 +43,7 @@ NetTupleBound net_bound_written_out(const NetTupleInputs& in) {
   const double sigma_max = in.s_hi + shift, norm2_lower = in.s_hi - shift;
   b.train_error = in.train_error_fro * tol::bound_evaluation_factor(rc + 2);
   const double e_val = in.validation_error_fro * tol::bound_evaluation_factor(in.validation_rows * in.cols + 2);
+  b.validation_error = e_val;
   if (!(b.sigma_min > b.train_error)) return b;
   const double kappa = sigma_max / b.sigma_min;
   b.dw_design = tol::least_squares_perturbation_bound(kappa, b.train_error / norm2_lower, in.w_fro,
@@ -65,6 +66,7 @@ NetTupleBound net_bound_written_out(const NetTupleInputs& in) {
 void check_same_bound(const NetTupleBound& got, const NetTupleBound& want) {
   CHECK(got.sigma_min == want.sigma_min);
   CHECK(got.train_error == want.train_error);
+  CHECK(got.validation_error == want.validation_error);
   CHECK(got.dw_design == want.dw_design);
   CHECK(got.dw_solve == want.dw_solve);
   CHECK(got.dw_reference == want.dw_reference);
@@ -84,6 +86,16 @@ TEST_CASE("stage 6's net: a tuple's bound is its derivation, term by term", "[ve
     CHECK(b.dw_design > 0);
     CHECK(b.dw_solve > 0);
     CHECK(b.residual_error > 0);
+  }
+  // The validation design's error alone (no validation design, labels of norm 10⁻²⁰, m·d = 8
+  // columns): ‖R̂ − R*‖'s first term e_val(‖W‖ + ΔW) and its rounding term
+  // γ_{md+m+1}·(0 + e_val)(‖W‖ + ΔW) are the whole sum, 11 units apart, so both show.
+  {
+    NetTupleInputs in = net_bound_inputs(128);
+    in.validation_design_fro = 0, in.validation_error_fro = 1.0, in.validation_labels2 = 1e-40;
+    const NetTupleBound b = net_tuple_bound(in);
+    check_same_bound(b, net_bound_written_out(in));
+    CHECK(std::isfinite(b.residual_error));
   }
   // At 32 bits the reference's own terms are not below an ulp of the bound: the bits reach it.
   CHECK(net_tuple_bound(net_bound_inputs(32)).bound > net_tuple_bound(net_bound_inputs(128)).bound);
@@ -153,28 +165,42 @@ TEST_CASE("stage 6's net: a design row's entrywise error is its derivation, term
   const double le = 1e-17;
   const double eps = tol::design_entry_relative_error(tol::double_softmax_relative_error(le, 2.0 + 2 * le, 3), 3);
   const RowVec<double> expected = eps * (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(3 + 3));
-  const RowVec<double> row = net_design_row_error(le, 2.0, attention, tokens);
+  RowVec<double> logits(3);
+  logits << -0.5, 1.5, 0.25;  // span 2: max − min, not the largest logit
+  const RowVec<double> row = net_design_row_error(le, logits, attention, tokens);
   CHECK(row == expected);
   // A logit error that dominates the span's rounding (10⁻¹⁰ on a span of 0): the exponent error
   // is at least 2·10⁻¹⁰, the softmax's relative error at least expm1(2·that) ≥ 4·10⁻¹⁰, the design
   // entry's at least that, and Â|X| = (1.375, 2.25): a lower bound, not a fitted tolerance.
-  const RowVec<double> large = net_design_row_error(1e-10, 0.0, attention, tokens);
+  const RowVec<double> flat = RowVec<double>::Constant(3, 0.5);  // span 0
+  const RowVec<double> large = net_design_row_error(1e-10, flat, attention, tokens);
   CHECK(large == tol::design_entry_relative_error(tol::double_softmax_relative_error(1e-10, 0.0 + 2 * 1e-10, 3), 3) *
                      (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
   CHECK(large(0) > 4e-10 * 1.375);
   // A logit error of 1 on a span of 0: the exponent error 2 + u(0 + 2·1) carries the widening
   // of the span by 2·logit_error in its last bits, and exp magnifies them past an ulp.
-  const RowVec<double> wide = net_design_row_error(1.0, 0.0, attention, tokens);
+  const RowVec<double> wide = net_design_row_error(1.0, flat, attention, tokens);
   CHECK(wide == tol::design_entry_relative_error(tol::double_softmax_relative_error(1.0, 0.0 + 2 * 1.0, 3), 3) *
                     (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
   CHECK(wide != tol::design_entry_relative_error(tol::double_softmax_relative_error(1.0, 0.0, 3), 3) *
                     (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
+  // A logit error of 3/8 on the span of 2: the span's widening by 2·logit_error (not by one
+  // logit_error) shows in the last bits exp carries (found by trying dyadic errors and spans).
+  const RowVec<double> widened = net_design_row_error(0.375, logits, attention, tokens);
+  CHECK(widened == tol::design_entry_relative_error(tol::double_softmax_relative_error(0.375, 2.0 + 2 * 0.375, 3), 3) *
+                       (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
+  CHECK(widened != tol::design_entry_relative_error(tol::double_softmax_relative_error(0.375, 2.0 + 0.375, 3), 3) *
+                       (attention * tokens.cwiseAbs()) * (1.0 + tol::gamma(6)));
 }
 
 TEST_CASE("stage 6's net: a tuple with a NaN singular value has no bound", "[verify][stage6]") {
   NetTupleInputs in = net_bound_inputs(128);
   in.s_lo = std::numeric_limits<double>::quiet_NaN();
-  CHECK(net_tuple_bound(in).bound == std::numeric_limits<double>::infinity());
+  const NetTupleBound b = net_tuple_bound(in);
+  CHECK(b.bound == std::numeric_limits<double>::infinity());
+  // None of the W terms is computed from it (as at σ_min ≤ e_train): no NaN carried on.
+  CHECK(b.dw_design == 0.0);
+  CHECK(b.residual_error == 0.0);
 }
 
 TEST_CASE("stage 6's net on two paths: every tuple compared, the winner's error the least of them, a tuple without a bound counted", "[verify][stage6]") {

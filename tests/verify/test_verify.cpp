@@ -171,11 +171,16 @@ TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (
   CHECK(check_winner(3, objectives, {0.125, 0.125, 0.5}) == WinnerCheck::different);  // one past the last
   // The reference's winner is the last tuple: the argmin runs over all of them.
   CHECK(check_winner(0, {1.0, 0.75, 0.25}, {0.0, 0.0, 0.0}) == WinnerCheck::different);
+  CHECK(check_winner(0, {0.5, 0.75, 0.25}, {0.0, 0.0, 0.0}) == WinnerCheck::different);  // the least is the last alone
+  CHECK(reference_winner(0, {0.5, 0.75, 0.25}) == 2);
+  CHECK(reference_winner(1, {0.5, 0.5, 0.75}) == 1);  // a tie for the least: the fast winner
+  CHECK(reference_winner(5, {0.5, 0.25}) == 1);       // no such tuple: the first least
   // Equal objectives: the fast winner is a winner (the argmin keeps the first of equals, here the fast one).
   CHECK(check_winner(0, {0.5, 0.5}, {0.0, 0.0}) == WinnerCheck::same);
   // A NaN anywhere the decision reads it — the fast winner's objective, its bound, the best's bound — is a tie.
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK(check_winner(0, {nan, 0.5}, {0.0, 0.0}) == WinnerCheck::tie);
+  CHECK(reference_winner(0, {nan, 0.75, 0.5}) == 2);  // NaN is no value
   CHECK(check_winner(1, {0.5, 0.25}, {0.0, nan}) == WinnerCheck::tie);
   CHECK(check_winner(1, {0.25, 0.5}, {nan, 0.0}) == WinnerCheck::tie);
   CHECK(check_winner(0, {0.25, 0.5}, {0.0, nan}) == WinnerCheck::same);  // a NaN the decision does not read
@@ -266,6 +271,10 @@ TEST_CASE("verify: every stage agrees on the fast paths and rejects a wrong one 
     CHECK(c.parts[1].undecided >= 1);  // the points a quarter band from the boundary
   }
   REQUIRE(row(good, "3").parts.size() == 2);  // the selection, the proxy (minimum-norm point of K)
+  // Stage 5's diagnostic names what body_widths measured on this instance's body: one wide
+  // direction, thin (measured once; the detail says "not thin" when body_widths does).
+  CHECK_THAT(row(good, "5").detail,
+             Catch::Contains("diagnostic: the body is thin across the hull by LP widths (1 wide directions, m − 1 = 1)"));
   // Dimension, hull directions, hull point; then the paper variant's span by membership
   // queries: its optima, certificates, membership and span.
   REQUIRE(row(good, "5").parts.size() == 7);

@@ -63,7 +63,7 @@ Data to_data(const LabelledBatch& b, int k, int d) {
   Data out;
   out.y = Eigen::Map<const MatD>(b.y.data(), b.x.count * k, d);
   out.norm2 = std::max(out.y.squaredNorm(), 1e-300);
-  for (int64_t n = 0; n < b.x.count; ++n) out.xs.push_back(b.x.sample(n));
+  out.xs = b.x.samples();
   return out;
 }
 

@@ -72,7 +72,7 @@ struct Batch {
 Batch to_batch(const LabelledBatch& b, int k, int d) {
   Batch out;
   out.y = Eigen::Map<const MatD>(b.y.data(), b.x.count * k, d);
-  for (int64_t n = 0; n < b.x.count; ++n) out.xs.push_back(b.x.sample(n));
+  out.xs = b.x.samples();
   return out;
 }
 

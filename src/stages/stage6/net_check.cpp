@@ -27,10 +27,10 @@ double net_logit_error(double abs_logit_row_max, long long d) {
   return tol::gamma(2 * d) * abs_logit_row_max * tol::bound_evaluation_factor(2 * d + 2);
 }
 
-RowVec<double> net_design_row_error(double logit_error, double logit_span, const RowVec<double>& attention,
+RowVec<double> net_design_row_error(double logit_error, const RowVec<double>& logits, const RowVec<double>& attention,
                                     const MatD& tokens) {
   const long long k = tokens.rows();
-  const double span = logit_span + 2 * logit_error;
+  const double span = (logits.maxCoeff() - logits.minCoeff()) + 2 * logit_error;
   const double eps = tol::design_entry_relative_error(
       tol::double_softmax_relative_error(logit_error, span, static_cast<int>(k)), static_cast<int>(k));
   // A|X| in double from the rounded attention (u each) and |X|: k-term sums, γ_{k+2} more.
@@ -66,8 +66,7 @@ ReferenceDesign reference_design(const MatD& theta, const std::vector<MatD>& xs)
     const MatD ad = to_double_matrix<Mpfr>(a);
     for (Eigen::Index row = 0; row < k; ++row) {
       const double logit_error = net_logit_error(abs_logits.row(row).maxCoeff(), d);
-      r.error.row(n * k + row) =
-          net_design_row_error(logit_error, ld.row(row).maxCoeff() - ld.row(row).minCoeff(), ad.row(row), xs[n]);
+      r.error.row(n * k + row) = net_design_row_error(logit_error, ld.row(row), ad.row(row), xs[n]);
     }
   }
   return r;
@@ -107,7 +106,7 @@ TupleReference reference_tuple(const std::vector<const ReferenceDesign*>& train,
   const MatD dt_double = to_double_matrix<Mpfr>(dt);
   const Eigen::JacobiSVD<Eigen::MatrixXd> svd{Eigen::MatrixXd(dt_double)};
   NetTupleInputs in;
-  in.s_hi = svd.singularValues()(0), in.s_lo = svd.singularValues()(cols - 1);
+  in.s_hi = svd.singularValues().maxCoeff(), in.s_lo = svd.singularValues().minCoeff();
   in.design_fro = dt_double.norm();
   in.train_error_fro = et.norm(), in.validation_error_fro = ev.norm();
   in.validation_design_fro = Mpfr(dv.norm()).convert_to<double>();
@@ -131,7 +130,7 @@ NetTupleBound net_tuple_bound(const NetTupleInputs& in) {
   const double sigma_max = in.s_hi + shift, norm2_lower = in.s_hi - shift;
   const double e_train = in.train_error_fro * tol::bound_evaluation_factor(rows * cols + 2);  // ‖D̂ − D‖₂ ≤ ‖|ΔD|‖_F
   const double e_val = in.validation_error_fro * tol::bound_evaluation_factor(in.validation_rows * cols + 2);
-  b.train_error = e_train;
+  b.train_error = e_train, b.validation_error = e_val;
   if (!(b.sigma_min > e_train)) return b;  // no bound: the design is too close to singular
   const double kappa = sigma_max / b.sigma_min;
   // W̃ (exact least squares of the fast design) against W*, then Ŵ (normal equations in double) against W̃.
@@ -154,12 +153,17 @@ NetTupleBound net_tuple_bound(const NetTupleInputs& in) {
   return b;
 }
 
+size_t reference_winner(size_t fast_winner, const std::vector<double>& reference_objectives) {
+  size_t best = fast_winner < reference_objectives.size() ? fast_winner : 0;
+  for (size_t t = 0; t < reference_objectives.size(); ++t)
+    if (reference_objectives[t] < reference_objectives[best] || std::isnan(reference_objectives[best])) best = t;
+  return best;
+}
+
 WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
                          const std::vector<double>& bounds) {
   if (fast_winner >= reference_objectives.size()) return WinnerCheck::different;
-  size_t best = fast_winner;  // the argmin of the objectives that are numbers
-  for (size_t t = 0; t < reference_objectives.size(); ++t)
-    if (reference_objectives[t] < reference_objectives[best] || std::isnan(reference_objectives[best])) best = t;
+  const size_t best = reference_winner(fast_winner, reference_objectives);
   // A NaN objective or bound decides nothing: never "same", at most a tie.
   if (std::isnan(reference_objectives[best]) || std::isnan(reference_objectives[fast_winner]) ||
       std::isnan(bounds[fast_winner]) || std::isnan(bounds[best]))
@@ -175,9 +179,7 @@ ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast
   const LabelledBatch train = source.draw(fast.first_sample, fast.train_samples, 1);
   const LabelledBatch val = source.draw(fast.first_sample + static_cast<uint64_t>(fast.train_samples),
                                         fast.validation_samples, 1);
-  std::vector<MatD> train_xs, val_xs;
-  for (int64_t n = 0; n < train.x.count; ++n) train_xs.push_back(train.x.sample(n));
-  for (int64_t n = 0; n < val.x.count; ++n) val_xs.push_back(val.x.sample(n));
+  const std::vector<MatD> train_xs = train.x.samples(), val_xs = val.x.samples();
   const MatM y_train = cast_matrix<Mpfr>(Eigen::Map<const MatD>(train.y.data(), train.x.count * k, d));
   const MatM y_val = cast_matrix<Mpfr>(Eigen::Map<const MatD>(val.y.data(), val.x.count * k, d));
   std::vector<ReferenceDesign> train_designs, val_designs;
@@ -206,15 +208,13 @@ ComparisonPart compare_net(const SampleSource& source, const NetCandidates& fast
     }
     part.record(std::abs(fast.errors[t] - ref[t].objective), ref[t].bound);
   }
-  size_t best = 0;
-  for (size_t t = 1; t < ref.size(); ++t)
-    if (ref[t].objective < ref[best].objective) best = t;
   const size_t f = fast.winner;
   std::vector<double> objectives, bounds;
   for (const TupleReference& r : ref) {
     objectives.push_back(r.objective);
     bounds.push_back(r.bound);
   }
+  const size_t best = reference_winner(f, objectives);
   const WinnerCheck check = check_winner(f, objectives, bounds);
   std::string winner;
   if (check == WinnerCheck::same) {

@@ -43,6 +43,7 @@ struct NetTupleInputs {
 };
 struct NetTupleBound {
   double sigma_min = 0, train_error = 0;                // σ_min(D) lowered, ‖D̂ − D‖₂'s bound
+  double validation_error = 0;                          // ‖D̂_val − D_val‖₂'s bound
   double dw_design = 0, dw_solve = 0, dw_reference = 0;  // the W error's three parts
   double residual_error = 0;                             // ‖R̂ − R*‖_F
   double bound = std::numeric_limits<double>::infinity();
@@ -53,12 +54,13 @@ NetTupleBound net_tuple_bound(const NetTupleInputs& inputs);
 // row (n, a) = A(X_n)[a,:] X_n. The fast logits fl(fl(XΘ)Xᵀ) are within
 // logit_error = γ_{2d}·max_b (|X||Θ||X|ᵀ)[a,b] of the exact ones (Higham (3.13); evaluated
 // with 2d + 2 roundings); the softmax's relative error follows from that error and the
-// row's logit span widened by it (double_softmax_relative_error), then A X's
+// row's logit span (max − min of `logits`, the row's logits rounded to double) widened by
+// it (double_softmax_relative_error), then A X's
 // (design_entry_relative_error); the bound on row entry c is that relative error times
 // (Â|X|)_c, times (1 + γ_{k+3}) for the k-term sums of Â|X| in double.
 double net_logit_error(double abs_logit_row_max, long long d);
 // `tokens` is X_n (its entries' absolute values are taken here, in the product's own form).
-RowVec<double> net_design_row_error(double logit_error, double logit_span, const RowVec<double>& attention,
+RowVec<double> net_design_row_error(double logit_error, const RowVec<double>& logits, const RowVec<double>& attention,
                                     const MatD& tokens);
 
 // The winner check: `fast_winner` against the argmin of the reference objectives
@@ -66,6 +68,9 @@ RowVec<double> net_design_row_error(double logit_error, double logit_span, const
 // (undecided) when E*_f − E*_r ≤ B_f + B_r (the edge included), else a
 // disagreement. A NaN objective or bound of either is a tie: never "same".
 enum class WinnerCheck { same, tie, different };
+// The argmin of the reference objectives that are numbers; among equal least ones the
+// fast winner (when it is a tuple), else the first.
+size_t reference_winner(size_t fast_winner, const std::vector<double>& reference_objectives);
 WinnerCheck check_winner(size_t fast_winner, const std::vector<double>& reference_objectives,
                          const std::vector<double>& bounds);
 
