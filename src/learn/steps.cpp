@@ -11,7 +11,6 @@
 #include "numeric/tolerance.hpp"
 #include "util/format.hpp"
 
-#include <Eigen/QR>
 
 #include <algorithm>
 #include <cmath>
@@ -223,17 +222,11 @@ SpanResult run_span(Pipeline& p, int round, const SculptResult& sculpt) {
 // directions (the hull oracle, in place of stages 2, 4 and 5).
 SpanResult true_hull(const Pipeline& p) {
   const int64_t n = int64_t{p.d} * p.d;
-  auto flat = [&](int i) { return Eigen::Map<const Eigen::VectorXd>(p.truth->heads[i].theta.data(), n); };
-  Eigen::MatrixXd differences(n, p.m - 1);
-  for (int i = 1; i < p.m; ++i) differences.col(i - 1) = flat(i) - flat(0);
+  const Eigen::Map<const Eigen::VectorXd> first(p.truth->heads[0].theta.data(), n);
   SpanResult span;
   span.dimension_fast = p.m - 1;
-  span.hull_directions.resize(p.m - 1, n);
-  if (p.m > 1) {
-    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(differences);
-    span.hull_directions = (qr.householderQ() * Eigen::MatrixXd::Identity(n, p.m - 1)).transpose();
-  }
-  span.hull_point = flat(0) - span.hull_directions.transpose() * (span.hull_directions * flat(0));
+  span.hull_directions = head_hull_directions(*p.truth);
+  span.hull_point = first - span.hull_directions.transpose() * (span.hull_directions * first);
   return span;
 }
 

@@ -1,8 +1,21 @@
 #include "model/layer.hpp"
 
+#include <Eigen/QR>
+
 #include <cmath>
 
 namespace mha {
+
+Eigen::MatrixXd head_hull_directions(const Layer& layer) {
+  const int m = layer.m();
+  const Eigen::Index n = Eigen::Index{layer.d()} * layer.d();
+  if (m < 2) return Eigen::MatrixXd(0, n);
+  const auto flat = [&](int i) { return Eigen::Map<const Eigen::VectorXd>(layer.heads[i].theta.data(), n); };
+  Eigen::MatrixXd differences(n, m - 1);
+  for (int i = 1; i < m; ++i) differences.col(i - 1) = flat(i) - flat(0);
+  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(differences);
+  return (qr.householderQ() * Eigen::MatrixXd::Identity(n, m - 1)).transpose();
+}
 
 const char* to_string(InputKind kind) { return kind == InputKind::boolean ? "boolean" : "gaussian"; }
 

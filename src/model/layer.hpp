@@ -33,6 +33,11 @@ struct LayerT {
 using Head = HeadT<double>;
 using Layer = LayerT<double>;
 
+// Orthonormal directions of the heads' affine hull aff{Θ_i}, as the rows of an
+// (m − 1) × d² matrix over vec(Θ) (Θ's storage order): the Householder QR of the
+// differences Θ_i − Θ_1, i = 2..m. No rows for one head.
+Eigen::MatrixXd head_hull_directions(const Layer& layer);
+
 template <class T>
 LayerT<T> convert_layer(const Layer& layer) {
   LayerT<T> out;

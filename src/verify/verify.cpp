@@ -6,8 +6,6 @@
 #include "stages/stage5/span_membership_reference.hpp"
 #include "stages/stage5/widths.hpp"
 
-#include <Eigen/QR>
-
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -103,24 +101,6 @@ Comparison verify_min_norm_point(const SculptResult& sculpted, const FastPaths& 
   return check_min_norm_point(sculpted.body, fast.min_norm);
 }
 
-// ---- 6: the true hull (point: mean of the Θ_i; directions: Θ_i − Θ_1, orthonormalised).
-struct Hull {
-  Eigen::VectorXd point;
-  Eigen::MatrixXd directions;
-};
-
-Hull true_hull(const Layer& layer) {
-  const int m = layer.m();
-  const Eigen::VectorXd x0 = flat(mean_theta(layer));
-  Eigen::MatrixXd spread(x0.size(), std::max(m - 1, 0));
-  for (int i = 1; i < m; ++i) spread.col(i - 1) = flat(layer.heads[i].theta) - flat(layer.heads[0].theta);
-  Eigen::MatrixXd dirs(std::max(m - 1, 0), x0.size());
-  if (m > 1)
-    dirs = (Eigen::HouseholderQR<Eigen::MatrixXd>(spread).householderQ() * Eigen::MatrixXd::Identity(x0.size(), m - 1))
-               .transpose();
-  return {x0, dirs};
-}
-
 Comparison verify_stage6(const Instance& inst, const SampleOracle& oracle, const VerifyOptions& o, const FastPaths& fast) {
   std::vector<MatD> thetas;
   for (const auto& h : inst.layer.heads) thetas.push_back(h.theta);
@@ -128,8 +108,9 @@ Comparison verify_stage6(const Instance& inst, const SampleOracle& oracle, const
   no.train_samples = o.net_samples;
   no.validation_samples = o.net_samples;
   no.max_tuples = o.net_max_tuples;
-  const Hull hull = true_hull(inst.layer);
-  return check_stage6(oracle, thetas, 0, o.w_samples, hull.point, hull.directions, no, fast.w_least_squares, fast.net);
+  // The true hull: the mean of the Θ_i and the heads' hull directions.
+  return check_stage6(oracle, thetas, 0, o.w_samples, flat(mean_theta(inst.layer)), head_hull_directions(inst.layer), no,
+                      fast.w_least_squares, fast.net);
 }
 
 // ---- polish: the truth with every parameter moved by `relative` of its norm.

@@ -4,6 +4,7 @@
 // CLP and for an exact reference width. Each expected value is written out term by term,
 // in the code's order of summation, so that a dropped term, a moved factor or a loop one
 // short changes the double result. (proofs/certification.md, "The body on two paths".)
+#include "instances.hpp"
 #include "numeric/tolerance.hpp"
 #include "stages/stage2/body_check.hpp"
 
@@ -118,4 +119,36 @@ TEST_CASE("body widths: |w_fast − w_ref|'s bound is its formula, for a CLP and
   f0.width = -5.0;  // |w| of a negative width
   CHECK(width_difference_bound(f0, r0, std::nullopt, bounds, radius) ==
         (0.0 + u * (5.0 + 5.125)) * tol::bound_evaluation_factor(3));
+}
+
+TEST_CASE("body widths: along the first slab normals, the true hull direction and distinct random directions",
+          "[verify][stage2]") {
+  const Instance inst = mha::test::generated_instance(3, 2, 2, 3.0, 5);
+  ConvexBody reference(9, 20.0);
+  for (int r = 0; r < 6; ++r) {
+    std::vector<double> a(9, 0.0);
+    a[static_cast<size_t>(r)] = 2.0;
+    a[8] = 1.0;
+    reference.add({a, 0.0, 1.0});
+  }
+  BodyOptions o;
+  const std::vector<Eigen::VectorXd> directions = width_directions(reference, 3, &inst.layer, o);
+  REQUIRE(directions.size() == static_cast<size_t>(o.slab_directions + 1 + o.random_directions));
+  for (int r = 0; r < o.slab_directions; ++r) {  // the slab normals, normalised, in the body's order
+    Eigen::VectorXd a = Eigen::VectorXd::Zero(9);
+    a(r) = 2.0, a(8) = 1.0;
+    CHECK((directions[static_cast<size_t>(r)] - a.normalized()).norm() == 0.0);
+  }
+  const MatD spread = inst.layer.heads[0].theta - inst.layer.heads[1].theta;
+  CHECK((directions[4] - Eigen::Map<const Eigen::VectorXd>(spread.data(), 9).normalized()).norm() == 0.0);
+  for (size_t i = 0; i < directions.size(); ++i) {
+    // Normalised (n squares, a root, a division) and measured again (n squares, a root): γ_{2n+3}.
+    CHECK(std::abs(directions[i].norm() - 1.0) <= tol::gamma(2 * 9 + 3));
+    for (size_t j = 0; j < i; ++j) CHECK(directions[i] != directions[j]);  // no direction twice
+  }
+  // No truth, fewer slabs than slab_directions: every slab, then the random ones.
+  ConvexBody two(9, 20.0);
+  two.add({std::vector<double>(9, 1.0), 0.0, 1.0});
+  two.add({std::vector<double>(9, -1.0), 0.5, 1.0});
+  CHECK(width_directions(two, 3, nullptr, o).size() == static_cast<size_t>(2 + o.random_directions));
 }

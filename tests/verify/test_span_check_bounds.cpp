@@ -406,6 +406,7 @@ TEST_CASE("stage 5's check: one head on the iterative centre keeps every directi
   CHECK(point.undecided == 1);
   CHECK(point.detail.rfind("no finite bound (sin θ of the kept subspace 0, ", 0) == 0);
   CHECK(part_named(t.row, "hull directions").compared == 0);
+  CHECK(part_named(t.row, "hull directions").detail == "m = 1: no hull directions");
 }
 
 // The iterative method keeps every constrained direction; against a body whose

@@ -198,13 +198,8 @@ ComparisonPart compare_widths(const Bodies& bodies, int d, const Layer* truth, c
   part.name = "body widths";
   part.quantity = "|w_fast − w_ref| per direction (LP widths of the two bodies)";
   const long long n = bodies.fast.dim();
-  std::vector<Eigen::VectorXd> directions;
   const auto& slabs = bodies.reference.slabs();
-  for (int r = 0; r < std::min<int>(o.slab_directions, static_cast<int>(slabs.size())); ++r)
-    directions.push_back(Eigen::Map<const Eigen::VectorXd>(slabs[r].a.data(), n).normalized());
-  if (truth && truth->m() >= 2) directions.push_back(flat(truth->heads[0].theta - truth->heads[1].theta).normalized());
-  for (int i = 0; i < o.random_directions; ++i)
-    directions.push_back(flat(gaussian_matrix(o.seed, Stream::verify, 200 + i, 0, d)).normalized());
+  const std::vector<Eigen::VectorXd> directions = width_directions(bodies.reference, d, truth, o);
   // The exact programs (CGAL) where their stated range allows: the reference
   // body's widths exactly instead of CLP's value (the bound holds for the exact
   // optimum too: proofs/certification.md, "The body on two paths").
@@ -237,6 +232,18 @@ ComparisonPart compare_widths(const Bodies& bodies, int d, const Layer* truth, c
 }
 
 }  // namespace
+
+std::vector<Eigen::VectorXd> width_directions(const ConvexBody& reference, int d, const Layer* truth, const BodyOptions& o) {
+  const long long n = reference.dim();
+  const auto& slabs = reference.slabs();
+  std::vector<Eigen::VectorXd> directions;
+  for (int r = 0; r < std::min<int>(o.slab_directions, static_cast<int>(slabs.size())); ++r)
+    directions.push_back(Eigen::Map<const Eigen::VectorXd>(slabs[r].a.data(), n).normalized());
+  if (truth && truth->m() >= 2) directions.push_back(flat(truth->heads[0].theta - truth->heads[1].theta).normalized());
+  for (int i = 0; i < o.random_directions; ++i)
+    directions.push_back(flat(gaussian_matrix(o.seed, Stream::verify, 200 + i, 0, d)).normalized());
+  return directions;
+}
 
 double dual_shift(const Eigen::VectorXd& y, const std::vector<const ReferenceSlab*>& bounds, double radius) {
   double s = 0;

@@ -46,6 +46,11 @@ BandSide reference_membership(const ConvexBody& reference, const std::vector<con
 // rays) and "body widths" (fast against reference LP widths within
 // lp_value_difference_bound, along slab normals, the true hull direction when
 // known, and random directions). d and m are the layer's.
+// The widths part's directions: the first min(slab_directions, N) reference slab normals,
+// Θ_1 − Θ_2 when `truth` has two heads or more, and `random_directions` distinct Gaussian
+// directions (the verify stream, indices 200, 201, …), each of unit norm.
+std::vector<Eigen::VectorXd> width_directions(const ConvexBody& reference, int d, const Layer* truth,
+                                              const BodyOptions& options);
 // The widths part's pieces, named so that each is pinned to its formula
 // (tests/verify/test_body_width_bound.cpp, on hand-made LP results and slab bounds).
 //
