@@ -48,12 +48,7 @@ bool check_proxy(Pipeline& p, const SculptResult& body) {
                 true});
     return false;
   }
-  const double distance = (body.centre.x0 - reference).norm() / std::max(reference.norm(), 1e-300);
-  const bool paper = p.o.variant == LearnVariant::paper;  // its proxy is P_min itself (of round 0's body)
-  p.diagnose({"3", p.rep.best_round, "proxy against the minimum-norm point of K",
-              format("‖x0 − P_min‖/‖P_min‖ = %.3g for the least-squares centre x0 %s (warning above %.2g)", distance,
-                     paper ? "(the paper variant's stage 5 starts from P_min)" : "the learner uses", kProxyFar),
-              !paper && distance > kProxyFar});
+  p.diagnose(proxy_distance_diagnostic(p.rep.best_round, body.centre.x0, reference, p.o.variant == LearnVariant::paper));
   return true;
 }
 
@@ -68,11 +63,7 @@ void check_span_of(Pipeline& p, const SculptResult& body, bool body_nonempty) {
   }
   const SpanResult span = p.o.fast.span(body.body, body.centre, p.m, SpanOptions{});
   p.check(p.rep.best_round, check_span(body.body, span, p.m, SpanOptions{}));
-  if (span.dimension_fast != p.m - 1)
-    p.diagnose({"5", p.rep.best_round, "hull dimension by the gap",
-                format("%d free directions by the singular-value gap (largest ratio %.3g), m − 1 = %d", span.dimension_fast,
-                       span.gap, p.m - 1),
-                true});
+  if (auto gap = hull_dimension_diagnostic(p.rep.best_round, span.dimension_fast, span.gap, p.m)) p.diagnose(*gap);
   if (!body_nonempty) return;
   const BodyWidths widths = body_widths(body.body, body.centre, p.m, WidthsOptions{});
   p.diagnose({"5", p.rep.best_round, "body thin across the hull",
@@ -86,6 +77,23 @@ void check_span_of(Pipeline& p, const SculptResult& body, bool body_nonempty) {
 }  // namespace
 
 bool large_references_fit(int d, int64_t max_unknowns) { return int64_t{d} * d <= max_unknowns; }
+
+Diagnostic proxy_distance_diagnostic(int round, const Eigen::VectorXd& x0, const Eigen::VectorXd& p_min, bool paper) {
+  const double difference = (x0 - p_min).norm();
+  const double distance = difference == 0 ? 0.0 : difference / p_min.norm();  // +∞ off P_min = 0
+  return {"3", round, "proxy against the minimum-norm point of K",
+          format("‖x0 − P_min‖/‖P_min‖ = %.3g for the least-squares centre x0 %s (warning above %.2g)", distance,
+                 paper ? "(the paper variant's stage 5 starts from P_min)" : "the learner uses", kProxyFar),
+          !paper && distance > kProxyFar};
+}
+
+std::optional<Diagnostic> hull_dimension_diagnostic(int round, int dimension_fast, double gap, int m) {
+  if (dimension_fast == m - 1) return std::nullopt;
+  return Diagnostic{"5", round, "hull dimension by the gap",
+                    format("%d free directions by the singular-value gap (largest ratio %.3g), m − 1 = %d", dimension_fast,
+                           gap, m - 1),
+                    true};
+}
 
 void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples) {
   if (!checks_on(p)) return;

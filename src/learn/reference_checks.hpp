@@ -25,6 +25,7 @@
 
 #include "learn/pipeline.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace mha {
@@ -33,6 +34,14 @@ namespace mha {
 // costs grow as (d²)³): the unknowns of K are d², at most `max_unknowns`
 // (--reference-max-unknowns).
 bool large_references_fit(int d, int64_t max_unknowns);
+
+// The selected round's diagnostics, as rules on their measured inputs:
+// the least-squares centre x0 against K's minimum-norm point P_min, ‖x0 − P_min‖/‖P_min‖
+// (+∞ when P_min = 0 ≠ x0), a warning beyond 0.1 unless the paper variant, whose proxy is
+// P_min itself;
+Diagnostic proxy_distance_diagnostic(int round, const Eigen::VectorXd& x0, const Eigen::VectorXd& p_min, bool paper);
+// and the hull dimension stage 5 read off the singular-value gap, a warning when it is not m − 1.
+std::optional<Diagnostic> hull_dimension_diagnostic(int round, int dimension_fast, double gap, int m);
 
 void check_stage1_run(Pipeline& p, uint64_t first, int64_t samples);
 void check_sculpt_run(Pipeline& p, int round, const MatD& w_sum, const ResculptOptions& options,

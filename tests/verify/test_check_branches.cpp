@@ -5,6 +5,7 @@
 // point 1.5, 5 and 40 tolerances outside a slab (undecided, disagree, disagree: the
 // contract's threshold is 2); the learner's gate of the large references at
 // d² = --reference-max-unknowns, not d.
+#include "centre_bodies.hpp"
 #include "instances.hpp"
 #include "learn/learner.hpp"
 #include "learn/reference_checks.hpp"
@@ -24,6 +25,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace mha;
@@ -163,6 +165,31 @@ TEST_CASE("stage 3's empty body: a fast point 1.5 tolerances outside is undecide
   INFO(missed.detail);
   CHECK(disagrees(missed));
   CHECK(std::string(verdict(check_min_norm_point(open))) == "agree");
+}
+
+// The certified QP's own failures: no reference, so nothing is compared, whatever the fast
+// point (here the real one, which would agree) — and the detail says which failure it was.
+TEST_CASE("stage 3's proxy: a certified QP that fails or certifies nothing compares nothing", "[verify][stage3][branches]") {
+  const ConvexBody open = gapped_body(-2.0);
+  const ActiveSetResult fast = min_norm_point_active_set(open);
+  ConvexBody::QpResult ref = open.min_norm_point();
+  REQUIRE(ref.status == ConvexBody::QpResult::optimal);
+  REQUIRE(ref.certified);
+  REQUIRE(std::string(verdict(compare_min_norm_point(open, fast, ref))) == "agree");
+  ref.message = "(the test's)";
+  for (auto [status, certified, says] :
+       {std::tuple{ConvexBody::QpResult::failed, false, "failed: "}, std::tuple{ConvexBody::QpResult::failed, true, "failed: "},
+        std::tuple{ConvexBody::QpResult::optimal, false, "gave no certificate: "},
+        std::tuple{ConvexBody::QpResult::infeasible, false, "gave no certificate: "}}) {
+    ref.status = status;
+    ref.certified = certified;
+    const Comparison c = compare_min_norm_point(open, fast, ref);
+    INFO(c.detail);
+    CHECK(c.compared == 0);
+    CHECK(c.undecided == 0);
+    CHECK(c.agree);
+    CHECK(c.detail == std::string("not compared: the certified QP ") + says + "(the test's)");
+  }
 }
 
 TEST_CASE("stage 3's empty body: a fast point exactly 2 tolerances outside is still within the contract", "[verify][stage3][branches]") {
@@ -391,4 +418,111 @@ TEST_CASE("the learner's reference step: every row compared at d² = --reference
   // The reference step off: no rows at all.
   o.reference = false;
   CHECK(learn_layer(oracle, o, &inst).report.reference.empty());
+}
+
+// The selected round's diagnostics as rules on their inputs, at their edges.
+TEST_CASE("the learner's diagnostics: the proxy's distance from P_min and the gap's hull dimension, at their thresholds",
+          "[learn][reference][branches]") {
+  const auto v = [](double a, double b) { return Eigen::Vector2d(a, b); };
+  // ‖x0 − P_min‖/‖P_min‖ = 1/10 exactly (1/10 is the correctly rounded 0.1): at the threshold, no warning.
+  const Diagnostic at = proxy_distance_diagnostic(2, v(11, 0), v(10, 0), false);
+  CHECK(at.stage == "3");
+  CHECK(at.round == 2);
+  CHECK_FALSE(at.warning);
+  CHECK(at.detail == "‖x0 − P_min‖/‖P_min‖ = 0.1 for the least-squares centre x0 the learner uses (warning above 0.1)");
+  // Relative to ‖P_min‖ = 3 (0.6/3 = 0.2, not 0.6): a warning — but not for the paper variant, whose proxy is P_min.
+  const Diagnostic far = proxy_distance_diagnostic(0, v(0, 3.6), v(0, 3), false);
+  CHECK(far.warning);
+  CHECK(far.detail.rfind("‖x0 − P_min‖/‖P_min‖ = 0.2 ", 0) == 0);
+  const Diagnostic paper = proxy_distance_diagnostic(0, v(0, 3.6), v(0, 3), true);
+  CHECK_FALSE(paper.warning);
+  CHECK(paper.detail.find("(the paper variant's stage 5 starts from P_min)") != std::string::npos);
+  // P_min = 0: the same point is at distance 0, any other infinitely far.
+  CHECK_FALSE(proxy_distance_diagnostic(0, v(0, 0), v(0, 0), false).warning);
+  CHECK(proxy_distance_diagnostic(0, v(0, 0), v(0, 0), false).detail.rfind("‖x0 − P_min‖/‖P_min‖ = 0 ", 0) == 0);
+  const Diagnostic off_zero = proxy_distance_diagnostic(0, v(1e-3, 0), v(0, 0), false);
+  CHECK(off_zero.warning);
+  CHECK(off_zero.detail.rfind("‖x0 − P_min‖/‖P_min‖ = inf ", 0) == 0);
+  // The hull dimension: none at m − 1, a warning above and below it.
+  CHECK_FALSE(hull_dimension_diagnostic(1, 1, 5.0, 2).has_value());
+  CHECK_FALSE(hull_dimension_diagnostic(1, 2, 5.0, 3).has_value());
+  CHECK_FALSE(hull_dimension_diagnostic(1, 0, 5.0, 1).has_value());
+  for (int read : {0, 2}) {
+    const std::optional<Diagnostic> g = hull_dimension_diagnostic(1, read, 5.0, 2);
+    REQUIRE(g.has_value());
+    CHECK(g->warning);
+    CHECK(g->stage == "5");
+    CHECK(g->detail == std::to_string(read) + " free directions by the singular-value gap (largest ratio 5), m − 1 = 1");
+  }
+}
+
+// Stage 3's per-round references, called as the learner's stage 3 calls them: the margin
+// check with the reference step on (a row), off (none); the paper variant's proxy at
+// d² = --reference-max-unknowns (a row), one below (none: that gate writes its own row once,
+// on the selected round), and off (none).
+TEST_CASE("the learner's stage-3 references run with the reference step on and within the unknowns' gate only",
+          "[learn][reference][branches]") {
+  const Instance inst = mha::test::generated_instance(4, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1, Stream::inputs);
+  const ConvexBody body = test::token_hull_body(4, 2, 64, 0.05, 1e-3, 5).body;
+  const std::vector<MatD> proxies = {inst.layer.heads[0].theta};
+  LearnOptions o;
+  const auto rows_after = [&](bool reference, int max_unknowns, auto call) {
+    o.reference = reference;
+    o.reference_max_unknowns = max_unknowns;
+    LearnReport rep;
+    Pipeline p{oracle, o, &inst, &inst.layer, rep, inst.k, inst.d(), inst.layer.m(), 0};
+    call(p);
+    return rep.reference;
+  };
+  const auto margin = [&](Pipeline& p) { check_margin_run(p, 1, proxies, MarginResult{}, 0); };
+  const std::vector<ReferenceCheck> on = rows_after(true, 16, margin);
+  REQUIRE(on.size() == 1);
+  CHECK(on.front().round == 1);
+  CHECK(on.front().comparison.stage == "3");
+  CHECK(rows_after(false, 16, margin).empty());
+  const auto proxy = [&](Pipeline& p) { check_proxy_run(p, 0, body); };
+  const std::vector<ReferenceCheck> allowed = rows_after(true, 16, proxy);
+  REQUIRE(allowed.size() == 1);
+  CHECK(allowed.front().comparison.quantity.find("minimum-norm point") != std::string::npos);
+  CHECK(allowed.front().comparison.compared > 0);
+  CHECK(rows_after(true, 15, proxy).empty());
+  CHECK(rows_after(false, 16, proxy).empty());
+}
+
+// The selected round's body proved empty by the certified QP: the "K empty" diagnostic, and
+// no LP-width diagnostic (its widths need a point of K).
+TEST_CASE("the learner's reference step on an empty selected body: K empty, and no width diagnostic",
+          "[learn][reference][branches]") {
+  const Instance inst = mha::test::generated_instance(4, 2, 2, 3.0, 5);
+  const SampleOracle oracle(inst, 1, Stream::inputs);
+  LearnOptions o;
+  o.m = 2;
+  o.reference = true;
+  o.reference_max_unknowns = 16;
+  LearnReport rep;
+  Pipeline p{oracle, o, &inst, &inst.layer, rep, inst.k, inst.d(), inst.layer.m(), 0};
+  ConvexBody body(16, 20.0);
+  std::vector<double> e0(16, 0.0);
+  e0[0] = 1.0;
+  body.add({e0, 0.0, 0.1});  // |θ_0| ≤ 0.1
+  body.add({e0, 1.0, 0.1});  // |θ_0 − 1| ≤ 0.1: no point in both
+  LearnRound best;
+  const ConvexBody::Centre centre = body.least_squares_centre(1);
+  best.sculpt = SculptResult{body, centre, {}};
+  best.net.layer = inst.layer;
+  best.span.hull_directions = head_hull_directions(inst.layer);
+  best.span.hull_point = Eigen::Map<const Eigen::VectorXd>(inst.layer.heads[0].theta.data(), 16);
+  best.span.dimension_fast = 1;
+  check_selected_round(p, best);
+  const auto named = [&](const std::string& name) {
+    return std::count_if(rep.diagnostics.begin(), rep.diagnostics.end(), [&](const Diagnostic& g) { return g.name == name; });
+  };
+  CHECK(named("K empty") == 1);
+  const auto empty = std::find_if(rep.diagnostics.begin(), rep.diagnostics.end(), [](const Diagnostic& g) { return g.name == "K empty"; });
+  REQUIRE(empty != rep.diagnostics.end());
+  CHECK(empty->warning);
+  CHECK(empty->stage == "3");
+  CHECK(named("body thin across the hull") == 0);
+  CHECK(named("proxy against the minimum-norm point of K") == 0);
 }

@@ -84,13 +84,19 @@ Comparison check_margin(const SampleSource& source, const std::vector<MatD>& pro
 
 Comparison check_min_norm_point(const ConvexBody& body, const MinNormFast& fast_path, Eigen::VectorXd* reference_point) {
   const auto start = std::chrono::steady_clock::now();
+  const ActiveSetResult fast = fast_path(body);
+  const ConvexBody::QpResult ref = body.min_norm_point();
+  if (reference_point) *reference_point = ref.status == ConvexBody::QpResult::optimal ? ref.x : Eigen::VectorXd();
+  Comparison c = compare_min_norm_point(body, fast, ref);
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+Comparison compare_min_norm_point(const ConvexBody& body, const ActiveSetResult& fast, const ConvexBody::QpResult& ref) {
   Comparison c;
   c.stage = "3";
   c.quantity = "‖θ̂ − θ_ref‖, the minimum-norm point of K (the paper's proxy)";
   c.precision = kCertifiedDouble;
-  const ActiveSetResult fast = fast_path(body);
-  const ConvexBody::QpResult ref = body.min_norm_point();
-  if (reference_point) *reference_point = ref.status == ConvexBody::QpResult::optimal ? ref.x : Eigen::VectorXd();
   if (ref.status == ConvexBody::QpResult::failed || !ref.certified) {
     c.detail = std::string("not compared: the certified QP ") +
                (ref.status == ConvexBody::QpResult::failed ? "failed: " : "gave no certificate: ") + ref.message;
@@ -116,7 +122,6 @@ Comparison check_min_norm_point(const ConvexBody& body, const MinNormFast& fast_
     if (side == BandSide::undecided) c.record_undecided();
     else c.record_decision(fast.inside_ball == (side == BandSide::below));
   }
-  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
 

@@ -60,5 +60,8 @@ void compare_empty(const ConvexBody& body, const ActiveSetResult& fast, Comparis
 // certified point (empty when the QP found none).
 Comparison check_min_norm_point(const ConvexBody& body, const MinNormFast& fast = min_norm_point_active_set,
                                 Eigen::VectorXd* reference_point = nullptr);
+// Its decision on the two results: not compared when the certified QP failed or gave no
+// certificate; compare_empty when it proves K empty; else the points within their bounds.
+Comparison compare_min_norm_point(const ConvexBody& body, const ActiveSetResult& fast, const ConvexBody::QpResult& ref);
 
 }  // namespace mha
