@@ -125,9 +125,16 @@ EQUIVALENT = {
         "below: the value of the guard",
     'src/numeric/tolerance.cpp|heldout_residual_limit|relational-flip|b_train < 1|(b_train) <= (1)|1':
         "at b_train = 1 the mutant divides (1 + share)(1 + b_heldout) > 0 by 1 − b_train = 0: +∞, the guard's value",
-    'src/numeric/tolerance.cpp|objective_from_residual_bound|constant-x0.1|2.0|(2.0 * 0.1)|4':
-        "a smaller lower side: the result is max(upper, lower), and upper ≥ lower always (2ρδ + δ² ≥ t(2ρ − t) "
-        "and hi ≥ lo, (2γ + u + γu)/(1 − γ) ≥ (2γ + u − γu)/(1 + γ)), so lowering lower changes nothing",
+    'src/numeric/tolerance.cpp|objective_from_residual_bound|term-dropped|2.0 * g + u + g * u|(2.0 * g + u)|1':
+        "γu is below half an ulp of fl(2γ + u) (γu < u(2γ + u)/2 ≤ half its ulp, for γ < 1/2), so adding it to that "
+        "double rounds back to it: the sum is the same double with or without the term",
+    'src/numeric/tolerance.cpp|certification_solution_bound|relational-negate|!(e < s)|(e) >= (s)|1':
+        "differs only when e or s is NaN; with finite inputs e = (γ_d + γ_{3k+1})‖B‖_F² is a positive γ (d, k "
+        "are ints, far below 1/u) times a finite or +∞ square, and s = σ_min² is finite or +∞: never NaN",
+    'src/numeric/tolerance.cpp|hull_point_bound|constant-x10|1.0|(1.0 * 10)|1':
+        "sin θ in [1, 10) passes the mutant's guard, but then cos θ = √((1 − sin)(1 + sin)) is 0 or NaN, δ_D is "
+        "+∞ or NaN, least_squares_perturbation_bound returns +∞ (its finite() guard) and the next line kInf: "
+        "the guard's value",
     'src/numeric/tolerance.cpp|hull_point_bound|relational-flip|sin_kept < 1.0|(sin_kept) <= (1.0)|1':
         "at sin θ = 1 the mutant goes on to cos θ = 0 and an infinite δ_D, which least_squares_perturbation_bound "
         "returns as +∞ and the next line as kInf: the value the guard returns",
@@ -155,9 +162,9 @@ EQUIVALENT = {
        for fn, op, orig, rep in (("compare_membership", "constant-x10", "100", "(100 * 10)"),
                                  ("compare_membership", "constant-x0.1", "100", "(100 / 10)"),
                                  ("compare_membership", "term-dropped", "100 + ray", "(ray)"),
-                                 ("compare_widths", "constant-x10", "200", "(200 * 10)"),
-                                 ("compare_widths", "constant-x0.1", "200", "(200 / 10)"),
-                                 ("compare_widths", "term-dropped", "200 + i", "(i)"))},
+                                 ("width_directions", "constant-x10", "200", "(200 * 10)"),
+                                 ("width_directions", "constant-x0.1", "200", "(200 / 10)"),
+                                 ("width_directions", "term-dropped", "200 + i", "(i)"))},
     **{f'src/stages/stage2/body_check.cpp|compare_membership|constant-x0.1|0.25|(0.25 * 0.1)|{n}':
        "the points meant to be undecided, at ∓1/40 of the band instead of ∓1/4: any offset below one band is "
        "within the reference's band at that point (the band varies by a relative ~u along the ray), so both are "
@@ -166,6 +173,23 @@ EQUIVALENT = {
     'src/stages/stage2/body_check.cpp|compare_widths|logical-swap|hi.status == ExactStatus::optimal && lo.status == ExactStatus::optimal|(hi.status == ExactStatus::optimal) || (lo.status == ExactStatus::optimal)|1':
         "the exact maximum and minimum of one linear function over the same body (slabs within the box "
         "|θ_c| ≤ R, bounded): both optimal or both infeasible, never one of each, so && and || agree",
+    # stage 5's iterative comparison at m − 1 ≥ n: an iterative centre exists only for
+    # n ≥ 8(min(n, 2(m − 1) + 3) + guard vectors) (convex_body_centre_iterative.cpp, iterative_centre),
+    # so every iterative result has m − 1 < n and the edge is never reached by what the fast path returns
+    'src/stages/stage5/check.cpp|compare_iterative_directions|relational-flip|p >= n|(p) > (n)|1':
+        "p = m − 1 = n is never an iterative result's: iterative_centre returns nothing unless n ≥ 8(2p + 3 + "
+        "guards) > p, and otherwise the centre (and the result) is the streamed or dense method's",
+    'src/stages/stage5/check.cpp|check_iterative_span|relational-flip|directions.compared > 0|(directions.compared) >= (0)|1':
+        "the directions part compares nothing only for m = 1 (sin θ is set to 0 before this test is read) or "
+        "p ≥ n, which no iterative result reaches (iterative_centre needs n ≥ 8(2p + 3 + guards)); its "
+        "undecided branch counts one comparison",
+    # stage 2's boundary points at ∓4 bands: decided points near the boundary, as the check specifies
+    **{f'src/stages/stage2/body_check.cpp|compare_membership|constant-x10|4.0|(4.0 * 10)|{n}':
+       "the decided points of each ray at ∓40 bands instead of ∓4: still decided, on the same sides (in any "
+       "body more than 40 bands deep along the ray), so the part's counts are the same; and a fault they find (the fast boundary more than 5 bands from the "
+       "reference's, along the ray) the ∓¼-band points of the same ray find too (more than 1¼ bands) "
+       "(docs/mutation.md, \"equivalent as checks\")"
+       for n in (1, 2)},
     # verify's and the learner's reference step: what they re-run, not how they decide
     **{f'src/verify/verify.cpp|verify_margin_options|{op}|{orig}|{rep}|1':
        "how much of stage 3 verify runs (its pilot, its budget, its accepted fraction): the row compares the "
