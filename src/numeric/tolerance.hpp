@@ -311,9 +311,9 @@ double design_entry_relative_error(double softmax_relative_error, int k);
 // with ‖R̂ − R*‖_F ≤ δ (R* exact, ρ = ‖R*‖_F), M entries: the sum of squares adds γ_M, the
 // computed ‖Y‖² γ_M, the division u, so Ê lies in
 //   [max(0, ρ − δ)²(1 − γ_M)/(‖Y‖²(1 + γ_M))·(1 − u),  (ρ + δ)²(1 + γ_M)/(‖Y‖²(1 − γ_M))·(1 + u)].
-// Returns the distance of E* = ρ²/‖Y‖² to the upper end, which is never less than its
-// distance to the lower end (expanded so that no subtraction of nearly equal numbers
-// occurs; the comparison in the definition), times bound_evaluation_factor(16).
+// Returns the distance of E* = ρ²/‖Y‖² to the upper end, expanded so that no subtraction
+// of nearly equal numbers occurs, times bound_evaluation_factor(16); it is never less than
+// the distance to the lower end (compared term by term at the definition).
 double objective_from_residual_bound(double residual_norm, double residual_error, double label_norm2,
                                      long long entries);
 
