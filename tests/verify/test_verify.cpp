@@ -175,6 +175,10 @@ TEST_CASE("net winner: another winner is a tie up to the sum of the two bounds (
   CHECK(reference_winner(0, {0.5, 0.75, 0.25}) == 2);
   CHECK(reference_winner(1, {0.5, 0.5, 0.75}) == 1);  // a tie for the least: the fast winner
   CHECK(reference_winner(5, {0.5, 0.25}) == 1);       // no such tuple: the first least
+  CHECK(reference_winner(2, {0.5, 0.25}) == 1);       // one past the last: the same
+  CHECK(reference_winner(1, {0.25, 0.5}) == 0);       // the fast winner is not among the least
+  CHECK(reference_winner(0, {0.5, 0.5}) == 0);
+  CHECK(reference_winner(1, {0.5, 0.5}) == 1);
   // Equal objectives: the fast winner is a winner (the argmin keeps the first of equals, here the fast one).
   CHECK(check_winner(0, {0.5, 0.5}, {0.0, 0.0}) == WinnerCheck::same);
   // A NaN anywhere the decision reads it — the fast winner's objective, its bound, the best's bound — is a tie.

@@ -154,9 +154,13 @@ NetTupleBound net_tuple_bound(const NetTupleInputs& in) {
 }
 
 size_t reference_winner(size_t fast_winner, const std::vector<double>& reference_objectives) {
-  size_t best = fast_winner < reference_objectives.size() ? fast_winner : 0;
-  for (size_t t = 0; t < reference_objectives.size(); ++t)
-    if (reference_objectives[t] < reference_objectives[best] || std::isnan(reference_objectives[best])) best = t;
+  const std::vector<double>& e = reference_objectives;
+  size_t best = 0;
+  for (size_t t = 0; t < e.size(); ++t) {
+    const bool less = e[t] < e[best] || std::isnan(e[best]);
+    const bool fast_among_equals = t == fast_winner && e[t] == e[best];
+    if (less || fast_among_equals) best = t;
+  }
   return best;
 }
 
