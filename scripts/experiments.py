@@ -398,12 +398,27 @@ QUANTITIES = {
 }
 
 
+def in_this_checkout(path, cwd=ROOT):
+    """The file a run's recorded path names, read from this checkout: a relative path from `cwd`; an absolute
+    one into another checkout of the repository (a worktree or clone that wrote a committed run, such as
+    /work/main/docs/results/runs/X) from its `docs/` on here, when that file is here — so that a committed
+    run names the same instance on every machine; any other path as it is."""
+    if not os.path.isabs(path):
+        return os.path.join(cwd, path)
+    at = path.rfind("/docs/")
+    if at >= 0:
+        here = os.path.join(ROOT, path[at + 1:])
+        if os.path.exists(here):
+            return here
+    return path
+
+
 def instance_hash(path, cwd=ROOT):
     """The first 16 hex digits of the SHA-256 of an instance's content (its JSON without `provenance`, which
     names the commit and date that wrote it), so that two files of one layer hash alike; `path:P` for a file
     that is not an instance (a dataset's .npy, absent from git)."""
     import hashlib
-    full = path if os.path.isabs(path) else os.path.join(cwd, path)
+    full = in_this_checkout(path, cwd)
     try:
         with open(full) as f:
             data = json.load(f)

@@ -423,6 +423,17 @@ def test_facts_name_their_run_and_the_adam_rule():
         shutil.rmtree(folder)
 
 
+def test_a_committed_run_names_its_instance_alike_from_any_checkout():
+    here = "docs/results/runs/regime_base.instance.json"
+    assert os.path.exists(os.path.join(ex.ROOT, here))
+    # The path another checkout (a worktree, a clone elsewhere) recorded, read from this one.
+    assert ex.instance_hash("/no/such/checkout/" + here) == ex.instance_hash(here)
+    assert not ex.instance_hash(here).startswith("path:")
+    # A file that is not in this checkout stays a path.
+    assert ex.instance_hash("/no/such/checkout/docs/results/runs/absent.instance.json") == \
+        "path:/no/such/checkout/docs/results/runs/absent.instance.json"
+
+
 def main():
     tests = [(name, f) for name, f in sorted(globals().items()) if name.startswith("test_") and callable(f)]
     failed = 0
@@ -439,3 +450,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+
